@@ -1,0 +1,138 @@
+// npm run bench:ingest — write-side throughput, all in one run against one PostgreSQL:
+//  1. 50,000 events (~3 KB each) through recordDeadLetters (batches of 500, in-process yoga.fetch)
+//     vs the same rows as multi-row INSERTs through pg, triggers on in both, one connection each.
+//  2. Bulk requeue of 100,000 rows by filter (domain requeue, no throttle) vs one SQL UPDATE.
+// BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; a scratch database is created
+// and dropped. Default postgresql://postgres@127.0.0.1:5432/postgres. EVENTS / REQUEUE_ROWS override sizes.
+import { randomBytes } from 'node:crypto';
+import { loadavg } from 'node:os';
+import pg from 'pg';
+import { pino } from 'pino';
+import { createDb } from '../src/db/createDb.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { requeue } from '../src/domain/operatorActions.ts';
+import { createGraphQLServer } from '../src/graphql/server.ts';
+import { createDatabase, dropDatabase, withDatabase } from '../test/helpers/databases.ts';
+
+const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const EVENTS = Number(process.env.EVENTS ?? 50_000);
+const BATCH = 500;
+const REQUEUE_ROWS = Number(process.env.REQUEUE_ROWS ?? 100_000);
+const ROUNDS = 2;
+const logger = pino({ level: 'silent' });
+
+const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
+const url = withDatabase(adminUrl, name);
+await createDatabase(adminUrl, name);
+try {
+  await migrate(url, { logger });
+  const api = createDb(url, { poolMax: 1, acquireTimeoutMs: 10_000, statementTimeoutMs: 600_000, applicationName: 'bench' });
+  const raw = new pg.Client({ connectionString: url });
+  raw.on('error', () => {}); // the final drop database (with force) ends this connection
+  await raw.connect();
+  const yoga = createGraphQLServer({ db: api.db, logger, graphiql: false, authenticate: () => ({ name: 'bench', role: 'admin' }), isReady: async () => true });
+
+  const filler = 'x'.repeat(2_600);
+  const event = (i: number, run: string) => ({
+    eventType: 'order.placed', queue: 'orders', source: 'checkout', dedupeKey: `${run}-${i}`,
+    payload: { orderId: i, customer: `c-${i % 977}`, lines: [{ sku: `SKU-${i % 101}`, qty: 1 + (i % 5) }], note: filler },
+    headers: { topic: 'orders', partition: i % 12, offset: i },
+    error: { kind: 'DOWNSTREAM_API', message: `HTTP 503 from inventory-service (request ${i})` },
+  });
+  const rowBytes = JSON.stringify(event(1, 'x')).length;
+
+  const viaGraphQL = async (run: string) => {
+    const query = `mutation ($inputs: [RecordDeadLetterInput!]!) { recordDeadLetters(inputs: $inputs) { __typename ... on RecordedDeadLetters { createdCount } } }`;
+    for (let start = 0; start < EVENTS; start += BATCH) {
+      const inputs = Array.from({ length: Math.min(BATCH, EVENTS - start) }, (_, k) => event(start + k, run));
+      const response = await yoga.fetch('http://bench/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables: { inputs } }) });
+      const body = (await response.json()) as { data?: { recordDeadLetters?: { createdCount?: number } } };
+      if (body.data?.recordDeadLetters?.createdCount !== inputs.length) throw new Error(`batch failed: ${JSON.stringify(body).slice(0, 300)}`);
+    }
+  };
+  const viaPg = async (run: string) => {
+    for (let start = 0; start < EVENTS; start += BATCH) {
+      const n = Math.min(BATCH, EVENTS - start);
+      const values: unknown[] = [];
+      const tuples: string[] = [];
+      for (let k = 0; k < n; k++) {
+        const e = event(start + k, run);
+        const b = values.length;
+        values.push(e.eventType, e.queue, e.source, e.dedupeKey, JSON.stringify(e.payload), JSON.stringify(e.headers), e.error.kind, e.error.message);
+        tuples.push(`($${b + 1},$${b + 2},$${b + 3},$${b + 4},$${b + 5}::jsonb,$${b + 6}::jsonb,$${b + 7}::"ErrorKind",$${b + 8})`);
+      }
+      await raw.query(`insert into dead_letters (event_type, queue, source, dedupe_key, payload, headers, error_kind, error_message) values ${tuples.join(',')}`, values);
+    }
+  };
+
+  const reset = async () => {
+    await raw.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items');
+    await raw.query('vacuum analyze dead_letters');
+  };
+  const ingest: { pg: number[]; graphql: number[] } = { pg: [], graphql: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    await reset();
+    ingest.pg.push(await timed(() => viaPg(`pg${round}`)));
+    await reset();
+    ingest.graphql.push(await timed(() => viaGraphQL(`gql${round}`)));
+  }
+  const rate = (ms: number) => Math.round(EVENTS / (ms / 1000));
+  const bestPg = Math.min(...ingest.pg);
+  const bestGql = Math.min(...ingest.graphql);
+
+  await reset();
+  await raw.query(`insert into dead_letters (event_type, queue, payload, error_kind, error_message, status, attempts)
+                   select 'bench.requeue', 'bulk', jsonb_build_object('i', i), 'TIMEOUT', 'timed out', 'EXHAUSTED', 10
+                     from generate_series(1, $1::int) i`, [REQUEUE_ROWS]);
+  await raw.query('vacuum analyze dead_letters');
+  const back = async () => {
+    await raw.query(`update dead_letters set status = 'EXHAUSTED', attempts = 10 where event_type = 'bench.requeue'`);
+    await raw.query('truncate dead_letter_actions');
+    await raw.query('vacuum analyze dead_letters');
+  };
+  const bulk: { sql: number[]; domain: number[] } = { sql: [], domain: [] };
+  for (let round = 0; round < ROUNDS; round++) {
+    bulk.sql.push(await timed(async () => {
+      const r = await raw.query(`update dead_letters set status = 'PENDING', next_attempt_at = now(), attempts = 0
+                                  where event_type = 'bench.requeue' and status in ('PENDING', 'EXHAUSTED')`);
+      if (r.rowCount !== REQUEUE_ROWS) throw new Error(`sql requeued ${r.rowCount}`);
+    }));
+    await back();
+    bulk.domain.push(await timed(async () => {
+      const r = await requeue(api.db, 'bench', { selection: { filter: { eventTypes: ['bench.requeue'] } }, dryRun: false, at: null, resetAttempts: true, force: false, reason: 'bench' });
+      if (r.count !== REQUEUE_ROWS) throw new Error(`domain requeued ${r.count}`);
+    }));
+    await back();
+  }
+  const bestSql = Math.min(...bulk.sql);
+  const bestDomain = Math.min(...bulk.domain);
+
+  const report = {
+    postgres: (await raw.query<{ v: string }>('select version() as v')).rows[0]!.v.split(' on ')[0],
+    loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
+    ingest: {
+      events: EVENTS, batch: BATCH, approxRowBytes: rowBytes,
+      pgInsertMs: ingest.pg.map(Math.round), recordDeadLettersMs: ingest.graphql.map(Math.round),
+      bestPgRowsPerSec: rate(bestPg), bestRecordDeadLettersRowsPerSec: rate(bestGql),
+      recordDeadLettersShareOfPgRate: Number((bestPg / bestGql).toFixed(2)),
+    },
+    bulkRequeue: {
+      rows: REQUEUE_ROWS, sqlUpdateMs: bulk.sql.map(Math.round), domainRequeueMs: bulk.domain.map(Math.round),
+      domainTimeOverSqlTime: Number((bestDomain / bestSql).toFixed(2)),
+    },
+  };
+  console.log(JSON.stringify(report, null, 2));
+  await raw.end();
+  await api.close();
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
+} finally {
+  await dropDatabase(adminUrl, name);
+}
+
+async function timed(fn: () => Promise<void>): Promise<number> {
+  const start = performance.now();
+  await fn();
+  return performance.now() - start;
+}

@@ -1,0 +1,197 @@
+// npm run bench:live — commit-to-client latency of the live feed against a raw pg LISTEN client in
+// the same run, with 1 and with 200 SSE subscribers, and ingest throughput with the NOTIFY trigger
+// on vs off. The service runs as its own process; the inserts and the raw listener run on this
+// process's main thread, the SSE clients in BENCH_SSE_WORKERS (2) worker threads. Each phase sends
+// BENCH_RATE × BENCH_SECONDS single-row INSERTs (autocommit, 8 connections), paced at BENCH_RATE;
+// when the machine cannot keep that pace the phase runs longer and `achievedRate` says so.
+// Env: BENCH_ADMIN_URL (a database we may CREATE DATABASE on), BENCH_RATE (inserts/s, 1000),
+// BENCH_SECONDS (per phase, 30), BENCH_SUBSCRIBERS ("1,200"), BENCH_INGEST_SECONDS (5),
+// BENCH_SERVICE_NODE_ARGS (extra node flags for the service process).
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import pg from 'pg';
+import { migrate } from '../src/db/migrate.ts';
+import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
+
+const adminUrl = process.env.BENCH_ADMIN_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const rate = Number(process.env.BENCH_RATE ?? 1000);
+const seconds = Number(process.env.BENCH_SECONDS ?? 30);
+const subscriberCounts = (process.env.BENCH_SUBSCRIBERS ?? '1,200').split(',').map(Number);
+const ingestSeconds = Number(process.env.BENCH_INGEST_SECONDS ?? 5);
+
+const QUERY = 'subscription { deadLetterAdded(filter: { eventTypes: ["bench"] }) { deadLetter { id } } }';
+
+function startService(databaseUrl: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
+  const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', NODE_ENV: 'production', LOG_FORMAT: 'json', LOG_LEVEL: 'info' };
+  return new Promise((resolve, reject) => {
+    // BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service.
+    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    const child = spawn(process.execPath, [...nodeArgs, main], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    const exited = new Promise<void>((r) => child.on('exit', () => r()));
+    child.stdout.on('data', (d) => {
+      out += d;
+      for (const line of String(d).split('\n')) if (/"level":(40|50|60)/.test(line)) process.stderr.write(`service: ${line.slice(0, 300)}\n`);
+      const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
+      if (m) resolve({ url: m[1]!, stop: () => (child.kill('SIGTERM'), exited) });
+    });
+    void exited.then(() => reject(new Error(`service exited:\n${out}`)));
+  });
+}
+
+const epochNow = () => performance.timeOrigin + performance.now();
+const WORKERS = Number(process.env.BENCH_SSE_WORKERS ?? 2);
+
+interface SseWorkers {
+  counts(): Promise<number[]>;
+  clear(): Promise<void>;
+  stop(): Promise<{ arrivals: Map<string, number>[]; tooSlow: number }>;
+}
+
+/** Spreads `subscribers` SSE clients over worker threads. */
+async function startSseWorkers(url: string, subscribers: number): Promise<SseWorkers> {
+  const script = new URL('./sseWorker.ts', import.meta.url);
+  const sizes = Array.from({ length: Math.min(WORKERS, subscribers) }, (_, i) => Math.floor(subscribers / WORKERS) + (i < subscribers % WORKERS ? 1 : 0));
+  const workers = await Promise.all(
+    sizes.map(async (count) => {
+      const worker = new Worker(script, { workerData: { url, count, query: QUERY } });
+      await waitFor(worker, 'ready');
+      return worker;
+    }),
+  );
+  const ask = async <T>(message: string, reply: string): Promise<T[]> =>
+    Promise.all(workers.map((w) => { const r = waitFor<T>(w, reply); w.postMessage(message); return r; }));
+  return {
+    counts: async () => (await ask<{ counts: number[] }>('counts', 'counts')).flatMap((r) => r.counts),
+    clear: async () => {
+      for (const w of workers) w.postMessage('clear');
+      await ask('counts', 'counts');
+    },
+    stop: async () => {
+      const replies = await ask<{ arrivals: [string, number][][]; tooSlow: number }>('stop', 'arrivals');
+      await Promise.all(workers.map((w) => w.terminate()));
+      return { arrivals: replies.flatMap((r) => r.arrivals.map((a) => new Map(a))), tooSlow: replies.reduce((n, r) => n + r.tooSlow, 0) };
+    },
+  };
+}
+
+function waitFor<T = unknown>(worker: Worker, type: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (m: { type: string }) => {
+      if (m.type !== type) return;
+      worker.off('message', onMessage);
+      worker.off('error', reject);
+      resolve(m as T);
+    };
+    worker.on('message', onMessage);
+    worker.on('error', reject);
+  });
+}
+
+function percentiles(values: number[]) {
+  const s = [...values].sort((a, b) => a - b);
+  const p = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN);
+  return { n: s.length, p50: +p(0.5).toFixed(2), p95: +p(0.95).toFixed(2), p99: +p(0.99).toFixed(2), max: +(s.at(-1) ?? NaN).toFixed(2) };
+}
+
+async function latencyPhase(url: string, databaseUrl: string, subscribers: number) {
+  const sent = new Map<string, number>();
+  const raw = new Map<string, number>();
+  const listener = new pg.Client({ connectionString: databaseUrl });
+  await listener.connect();
+  listener.on('notification', (n) => {
+    const at = epochNow();
+    for (const id of (JSON.parse(n.payload!) as { ids: number[] }).ids) raw.set(String(id), at);
+  });
+  await listener.query('LISTEN lazarus_changes');
+  const sse = await startSseWorkers(url, subscribers);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
+  // The scratch database is dropped WITH (FORCE) at the end; an idle client's error then is expected.
+  pool.on('error', () => {});
+  const insert = async () => {
+    const client = await pool.connect();
+    // Timed from when the INSERT is sent (not from waiting for a pooled connection).
+    const t0 = epochNow();
+    try {
+      const { rows } = await client.query<{ id: string }>(`insert into dead_letters (event_type) values ('bench') returning id::text`);
+      sent.set(rows[0]!.id, t0);
+    } finally {
+      client.release();
+    }
+  };
+  // Warm up until every subscriber has seen a row, so connection set-up is not measured.
+  await insert();
+  while ((await sse.counts()).some((n) => n === 0)) await new Promise((r) => setTimeout(r, 20));
+  await sse.clear();
+  sent.clear();
+  raw.clear();
+
+  const total = rate * seconds;
+  const started = performance.now();
+  const inflight = new Set<Promise<void>>();
+  for (let i = 0; i < total; i++) {
+    const wait = started + (i * 1000) / rate - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    const p: Promise<void> = insert().finally(() => inflight.delete(p));
+    inflight.add(p);
+    if (inflight.size >= 64) await Promise.race(inflight);
+  }
+  await Promise.all(inflight);
+  const elapsed = (performance.now() - started) / 1000;
+  const deadline = performance.now() + 15_000;
+  while (performance.now() < deadline && (await sse.counts()).some((n) => n < sent.size)) await new Promise((r) => setTimeout(r, 100));
+
+  const { arrivals: received, tooSlow } = await sse.stop();
+  const lat = (m: Map<string, number>) => [...m].filter(([id]) => sent.has(id)).map(([id, at]) => at - sent.get(id)!);
+  const missed = received.reduce((n, m) => n + [...sent.keys()].filter((id) => !m.has(id)).length, 0);
+  await listener.end();
+  await pool.end();
+  return { subscribers, inserted: sent.size, achievedRate: Math.round(sent.size / elapsed), rawListen: percentiles(lat(raw)), lazarusSse: percentiles(received.flatMap(lat)), missed, disconnectedTooSlow: tooSlow };
+}
+
+async function ingestRun(databaseUrl: string, notifyOn: boolean): Promise<number> {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
+  // The scratch database is dropped WITH (FORCE) at the end; an idle client's error then is expected.
+  pool.on('error', () => {});
+  await pool.query(`alter table dead_letters ${notifyOn ? 'enable' : 'disable'} trigger tg_dead_letters__notify_insert`);
+  let rows = 0;
+  const end = performance.now() + ingestSeconds * 1000;
+  await Promise.all(
+    [0, 1, 2, 3].map(async () => {
+      while (performance.now() < end) {
+        await pool.query(`insert into dead_letters (event_type, payload) select 'ingest', jsonb_build_object('n', g) from generate_series(1, 100) g`);
+        rows += 100;
+      }
+    }),
+  );
+  await pool.query(`alter table dead_letters enable trigger tg_dead_letters__notify_insert`);
+  await pool.end();
+  return Math.round(rows / ingestSeconds);
+}
+
+const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
+const databaseUrl = await createDatabase(adminUrl, name);
+try {
+  await migrate(databaseUrl);
+  const service = await startService(databaseUrl);
+  const results = [];
+  for (const n of subscriberCounts) {
+    const r = await latencyPhase(service.url, databaseUrl, n);
+    console.log(JSON.stringify(r));
+    results.push(r);
+  }
+  await service.stop();
+  const ingest: { notifyOn: number[]; notifyOff: number[] } = { notifyOn: [], notifyOff: [] };
+  for (let i = 0; i < 2; i++) {
+    ingest.notifyOn.push(await ingestRun(databaseUrl, true));
+    ingest.notifyOff.push(await ingestRun(databaseUrl, false));
+  }
+  const on = Math.max(...ingest.notifyOn);
+  const off = Math.max(...ingest.notifyOff);
+  console.log(JSON.stringify({ ingestRowsPerSecond: ingest, bestOn: on, bestOff: off, notifyCostPercent: +((100 * (off - on)) / off).toFixed(1) }));
+} finally {
+  await dropDatabase(adminUrl, name);
+}

@@ -1,0 +1,197 @@
+// npm run bench:read — seeds BENCH_ROWS (default 1,000,000) realistic dead letters into a fresh
+// database `lazarus_bench` on BENCH_ADMIN_URL (default: local PostgreSQL), then reports p50/p95 per
+// query shape for the GraphQL request (in-process yoga.fetch) next to hand-written SQL through pg,
+// and EXPLAIN of each SQL. A benchmark script, not the service: it reads its own env vars.
+import pg from 'pg';
+import { pino } from 'pino';
+import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
+import { createDb } from '../src/db/createDb.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
+import { createGraphQLServer } from '../src/graphql/server.ts';
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
+const SLOW_ITERATIONS = Number(process.env.BENCH_SLOW_ITERATIONS ?? 10);
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const SKIP_SEED = process.env.BENCH_SKIP_SEED === '1';
+const DB_NAME = process.env.BENCH_DB ?? 'lazarus_bench';
+
+const url = new URL(ADMIN_URL);
+url.pathname = `/${DB_NAME}`;
+const BENCH_URL = url.toString();
+
+const SEED = `
+insert into dead_letters (event_type, queue, source, ordering_key, ordering_seq, payload, headers, error_kind,
+                          error_message, error_stack, status, attempts, next_attempt_at, created_at, updated_at)
+select (array['order.placed','order.shipped','payment.captured','user.signup','invoice.sent','stock.reserved','email.bounced','refund.issued'])[1 + g % 8],
+       (array['orders','payments','users','default'])[1 + g % 4],
+       (array['checkout','billing','web','warehouse','crm'])[1 + g % 5],
+       case when g % 10 = 0 then 'cust-' || (g % 5000) end,
+       case when g % 10 = 0 then g end,
+       jsonb_build_object('orderId', g, 'customer', jsonb_build_object('id', 'c-' || (g % 50000),
+         'tier', (array['gold','silver','bronze','free'])[1 + (g / 7) % 4]), 'amount', (g % 997) + 0.5,
+         'items', jsonb_build_array(g % 13, g % 17)),
+       jsonb_build_object('topic', 'orders', 'partition', g % 12, 'offset', g),
+       (array['DOWNSTREAM_API','TIMEOUT','VALIDATION','SCHEMA_MISMATCH','CRASH','UNKNOWN']::"ErrorKind"[])[1 + g % 6],
+       case when g % 1000 = 7 then 'checksum mismatch in ledger batch ' || g
+            else case g % 6
+              when 0 then 'HTTP ' || (500 + g % 4) || ' from inventory-service (request ' || g || ')'
+              when 1 then 'timeout after ' || (1000 * (1 + g % 30)) || ' ms calling ' || md5(g::text)::uuid
+              when 2 then 'field ''' || (array['email','name','amount'])[1 + g % 3] || ''' invalid at ' || to_char(now() - g * interval '1 second', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+              when 3 then 'schema v' || (g % 4) || ' expected, got object 0x' || to_hex(g * 7919)
+              when 4 then 'worker ' || (g % 64) || ' crashed: out of memory'
+              else 'unknown failure code ' || (g % 100) end end,
+       case when g % 6 = 4 then 'Error: crashed' || chr(10) || '    at handler (/app/src/handlers/h' || (g % 50) || '.ts:' || (g % 300) || ')' end,
+       s.status::"DeadLetterStatus",
+       case when s.status = 'PENDING' then g % 5 else 1 + g % 10 end,
+       case when s.status = 'PENDING' then now() + ((g % 3600) * interval '1 second') end,
+       c.created, c.created + interval '1 minute'
+  from generate_series($1::bigint, $2::bigint) g,
+       lateral (select case when (g * 7) % 100 < 40 then 'PENDING' when (g * 7) % 100 < 50 then 'EXHAUSTED'
+                            when (g * 7) % 100 < 80 then 'SUCCEEDED' when (g * 7) % 100 < 90 then 'RESOLVED' else 'DISCARDED' end as status) s,
+       lateral (select now() - ((g * 7919) % 2592000) * interval '1 second' as created) c`;
+
+const NODE = 'id eventType status attempts createdAt error { kind message }';
+const SQL_COLS = 'id, event_type, status, attempts, created_at, error_kind, error_message';
+const LIST_SQL = (where: string, params: unknown[] = []) => ({
+  sql: `select ${SQL_COLS} from dead_letters where ${where} order by created_at desc, id desc limit 51`,
+  params,
+});
+
+interface Shape {
+  name: string;
+  graphql: string;
+  variables?: Record<string, unknown>;
+  sql: string;
+  params: unknown[];
+  iterations?: number;
+}
+
+const weekAgo = () => new Date(Date.now() - 7 * 86_400_000).toISOString();
+// On a whole UTC hour, so the rollups can answer (see src/domain/statsRollups.ts).
+const weekAgoHour = () => new Date(Math.floor((Date.now() - 7 * 86_400_000) / 3_600_000) * 3_600_000).toISOString();
+const nextHour = () => new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
+
+const SHAPES: Shape[] = [
+  { name: 'newest 50, no count', graphql: `{ deadLetters(first: 50) { edges { node { ${NODE} } } } }`, ...LIST_SQL('true') },
+  { name: 'status = EXHAUSTED, 50', graphql: `{ deadLetters(first: 50, filter: { statuses: [EXHAUSTED] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`status = 'EXHAUSTED'`) },
+  { name: 'eventType, 50', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`event_type = $1`, ['invoice.sent']) },
+  { name: 'errorText common ("inventory"), 50', graphql: `{ deadLetters(first: 50, filter: { errorText: "inventory" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`(error_message ilike $1 or error_stack ilike $1)`, ['%inventory%']) },
+  { name: 'errorText rare ("checksum mismatch"), 50', graphql: `{ deadLetters(first: 50, filter: { errorText: "checksum mismatch" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`(error_message ilike $1 or error_stack ilike $1)`, ['%checksum mismatch%']) },
+  { name: 'payloadContains tier=gold, 50', graphql: `{ deadLetters(first: 50, filter: { payloadContains: "{\\"customer\\":{\\"tier\\":\\"gold\\"}}" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`payload @> $1::jsonb`, ['{"customer":{"tier":"gold"}}']) },
+  { name: 'payloadPath customer.id (rare), 50', graphql: `{ deadLetters(first: 50, filter: { payloadPath: { path: ["customer","id"], equals: "\\"c-4242\\"" } }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`payload @> $1::jsonb and payload #> '{customer,id}' = '"c-4242"'`, ['{"customer":{"id":"c-4242"}}']) },
+  { name: 'eventType, 50 + totalCount', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { totalCount edges { node { ${NODE} } } } }`, sql: `select (select count(*) from dead_letters where event_type = $1) as n, * from (${LIST_SQL('event_type = $1').sql}) p`, params: ['invoice.sent'], iterations: SLOW_ITERATIONS },
+  {
+    name: 'stats overview, last 7 days',
+    graphql: `query ($from: DateTime!) { deadLetterStats(filter: { createdAt: { from: $from } }) { total byStatus { key count } byEventType { key count } byQueue { key count } byErrorKind { key count } } }`,
+    variables: { from: weekAgo() },
+    sql: `select status, event_type, queue, error_kind, count(*) from dead_letters where created_at >= $1 group by grouping sets ((status), (event_type), (queue), (error_kind), ())`,
+    params: [weekAgo()],
+    iterations: SLOW_ITERATIONS,
+  },
+  {
+    name: 'stats overview, 7 days from a whole hour (rollups)',
+    graphql: `query ($from: DateTime!) { deadLetterStats(filter: { createdAt: { from: $from } }) { total byStatus { key count } byEventType { key count } byQueue { key count } byErrorKind { key count } } }`,
+    variables: { from: weekAgoHour() },
+    sql: `select status, event_type, queue, error_kind, count(*) from dead_letters where created_at >= $1 group by grouping sets ((status), (event_type), (queue), (error_kind), ())`,
+    params: [weekAgoHour()],
+    iterations: SLOW_ITERATIONS,
+  },
+  {
+    name: 'hourly time series, 7 days (rollups)',
+    graphql: `query ($from: DateTime!, $to: DateTime!) { deadLetterStats { timeSeries(bucket: HOUR, from: $from, to: $to) { start count } } }`,
+    variables: { from: weekAgoHour(), to: nextHour() },
+    sql: `select date_trunc('hour', created_at, 'UTC'), count(*) from dead_letters where created_at >= $1 and created_at < $2 group by 1 order by 1`,
+    params: [weekAgoHour(), nextHour()],
+    iterations: SLOW_ITERATIONS,
+  },
+  {
+    name: 'top 10 errors, last 7 days',
+    graphql: `query ($from: DateTime!) { deadLetterStats(filter: { createdAt: { from: $from } }) { topErrors(limit: 10) { signature count firstSeen lastSeen sampleId } } }`,
+    variables: { from: weekAgo() },
+    sql: `select error_signature, count(*), min(created_at), max(created_at), min(id) from dead_letters where created_at >= $1 group by 1 order by 2 desc, 1 limit 10`,
+    params: [weekAgo()],
+    iterations: SLOW_ITERATIONS,
+  },
+];
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+// GraphQL and SQL samples alternate, so load from elsewhere on the machine hits both alike.
+async function timePair(a: () => Promise<unknown>, b: () => Promise<unknown>, n: number) {
+  for (let i = 0; i < 10; i++) {
+    await a();
+    await b();
+  }
+  const sa: number[] = [];
+  const sb: number[] = [];
+  for (let i = 0; i < n; i++) {
+    let start = performance.now();
+    await a();
+    sa.push(performance.now() - start);
+    start = performance.now();
+    await b();
+    sb.push(performance.now() - start);
+  }
+  const stats = (s: number[]) => {
+    s.sort((x, y) => x - y);
+    return { p50: percentile(s, 50), p95: percentile(s, 95) };
+  };
+  return [stats(sa), stats(sb)] as const;
+}
+
+async function seed(): Promise<void> {
+  await dropDatabase(ADMIN_URL, DB_NAME);
+  await createDatabase(ADMIN_URL, DB_NAME);
+  await migrate(BENCH_URL);
+  const client = new pg.Client({ connectionString: BENCH_URL });
+  await client.connect();
+  const started = performance.now();
+  const chunk = 100_000;
+  for (let lo = 1; lo <= ROWS; lo += chunk) {
+    await client.query(SEED, [lo, Math.min(ROWS, lo + chunk - 1)]);
+    process.stderr.write(`seeded ${Math.min(ROWS, lo + chunk - 1)} rows\n`);
+  }
+  await client.query('vacuum analyze dead_letters');
+  console.log(`Seeded ${ROWS} rows in ${((performance.now() - started) / 1000).toFixed(1)} s (INSERT … SELECT generate_series, triggers on, all indexes present).\n`);
+  await client.end();
+}
+
+async function main(): Promise<void> {
+  if (!SKIP_SEED) await seed();
+  else await migrate(BENCH_URL); // a database seeded by an older checkout gets the newer migrations
+  const handle = createDb(BENCH_URL, { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, applicationName: 'lazarus-bench' });
+  const server = createGraphQLServer({ db: handle.db, logger: pino({ level: 'silent' }), graphiql: false, authenticate: () => LOCAL_PRINCIPAL, isReady: async () => true });
+  const pool = new pg.Pool({ connectionString: BENCH_URL, max: 4 });
+  const { rows } = await pool.query('select count(*)::int as n from dead_letters');
+  console.log(`Rows: ${rows[0].n}. Iterations per shape: ${ITERATIONS} (fewer where marked), after 10 warm-ups; GraphQL and SQL samples alternate.\n`);
+  console.log('| query shape | GraphQL p50 | GraphQL p95 | SQL p50 | SQL p95 | GraphQL/SQL p50 |');
+  console.log('|---|---:|---:|---:|---:|---:|');
+  const plans: string[] = [];
+  for (const shape of SHAPES) {
+    const n = shape.iterations ?? ITERATIONS;
+    const body = JSON.stringify({ query: shape.graphql, variables: shape.variables ?? {} });
+    const [gql, sql] = await timePair(
+      async () => {
+        const response = await server.fetch('http://lazarus/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const json = (await response.json()) as { errors?: unknown };
+        if (json.errors) throw new Error(`${shape.name}: ${JSON.stringify(json.errors)}`);
+      },
+      () => pool.query(shape.sql, shape.params),
+      n,
+    );
+    const f = (x: number) => x.toFixed(1);
+    console.log(`| ${shape.name}${shape.iterations ? ` (n=${n})` : ''} | ${f(gql.p50)} | ${f(gql.p95)} | ${f(sql.p50)} | ${f(sql.p95)} | ${(gql.p50 / sql.p50).toFixed(2)}× |`);
+    const plan = await pool.query(`explain (costs off) ${shape.sql}`, shape.params);
+    plans.push(`${shape.name}:\n${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
+  }
+  console.log('\nTimes in ms. EXPLAIN (costs off) of each hand-written SQL:\n');
+  console.log(plans.join('\n\n'));
+  await pool.end();
+  await handle.close();
+}
+
+await main();

@@ -1,0 +1,54 @@
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+import { PrismaClient } from '../generated/prisma/client.ts';
+
+export type Db = PrismaClient;
+
+export interface DbOptions {
+  /** Connections in this pool. */
+  poolMax: number;
+  /** How long a query waits for a free connection before failing (pg-pool waits forever by default). */
+  acquireTimeoutMs: number;
+  /** Server-side statement_timeout for each connection. */
+  statementTimeoutMs: number;
+  /** Shows in pg_stat_activity, so each pool can be told apart (and terminated) by name. */
+  applicationName: string;
+  /** Called when an idle pooled connection breaks (e.g. PostgreSQL restarted); the pool replaces it. */
+  onIdleError?: (error: Error) => void;
+}
+
+export interface DbHandle {
+  db: Db;
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+/**
+ * A Prisma client over its own bounded pg pool. Every timeout is explicit: acquiring a
+ * connection, each statement on the server, and idle transactions, so nothing can hang forever.
+ */
+export function createDb(url: string, options: DbOptions): DbHandle {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.poolMax,
+    connectionTimeoutMillis: options.acquireTimeoutMs,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    statement_timeout: options.statementTimeoutMs,
+    idle_in_transaction_session_timeout: options.statementTimeoutMs * 2,
+    query_timeout: options.statementTimeoutMs + 5_000,
+    application_name: options.applicationName,
+  });
+  // An idle client losing its connection emits 'error' on the pool; without a listener Node would
+  // crash. The pool drops that client and makes a new one on demand, so reporting is enough.
+  pool.on('error', (error) => options.onIdleError?.(error));
+  const db = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    db,
+    pool,
+    async close() {
+      await db.$disconnect();
+      await pool.end();
+    },
+  };
+}

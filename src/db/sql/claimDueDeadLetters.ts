@@ -1,0 +1,158 @@
+import type { Db } from '../createDb.ts';
+
+export interface ClaimParams {
+  /** Most rows this claim may take. */
+  limit: number;
+  /** Recorded as lease_owner and on attempts. */
+  workerId: string;
+  leaseSeconds: number;
+  /** Types with an in-process handler: deliverable even when their policy has no target. */
+  inProcessEventTypes: readonly string[];
+}
+
+export interface ClaimedDeadLetter {
+  id: bigint;
+  eventType: string;
+  queue: string;
+  source: string;
+  orderingKey: string | null;
+  payload: unknown;
+  headers: unknown;
+  errorKind: string;
+  errorMessage: string;
+  /** Attempts made including this one (counted at claim). */
+  attempts: number;
+  maxAttempts: number | null;
+  leaseToken: string;
+  occurredAt: Date;
+}
+
+interface ClaimedRow {
+  id: bigint;
+  event_type: string;
+  queue: string;
+  source: string;
+  ordering_key: string | null;
+  payload: unknown;
+  headers: unknown;
+  error_kind: string;
+  error_message: string;
+  attempts: number;
+  max_attempts: number | null;
+  lease_token: string;
+  occurred_at: Date;
+  status: string;
+}
+
+export class ClaimLimitExceededError extends Error {
+  override name = 'ClaimLimitExceededError';
+}
+
+/**
+ * Claims due rows in one statement: PENDING rows whose time has come and PROCESSING rows whose
+ * lease expired (a crashed or stalled worker). Each gets a lease with a fresh fencing token and
+ * its attempt is counted now, so a poison event that kills the process still runs out of
+ * attempts: an expired lease on the last attempt ends EXHAUSTED here (with a LEASE_LOST attempt
+ * row) instead of being claimed again, and an expired lease of a type that is now paused or has
+ * no target goes back to PENDING (held, like its siblings) instead of staying PROCESSING.
+ * Skips paused types and types with neither a target nor an in-process handler; for ordered
+ * types only the head of each ordering key is eligible (an EXHAUSTED head blocks its key too); the
+ * per-type concurrency limit is applied within the batch
+ * against leases already held (best effort across processes that claim at the same instant).
+ */
+export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<ClaimedDeadLetter[]> {
+  const types = [...p.inProcessEventTypes];
+  // Why the shape:
+  //  * MATERIALIZED: PostgreSQL inlines a single-use CTE even with FOR UPDATE, and an inlined
+  //    LIMIT can be re-run as a semi-join and claim more than n rows (reliability.md C1).
+  //  * Two locking scans, one per partial index (dead_letters_due_idx, dead_letters_lease_idx):
+  //    an OR would defeat both. Up to 2n rows may be locked for the statement's duration; only n
+  //    are updated, the rest unlock at commit.
+  //  * The policy is the type's own row, else the default '*', read per row by a correlated
+  //    subquery (pending) or a LATERAL one (expired). Only dead_letters is locked; EvalPlanQual
+  //    re-checks the locked row alone (C2), and a policy read a moment early is harmless.
+  const rows = await db.$queryRaw<ClaimedRow[]>`
+    with expired as materialized (
+      select d.id, d.event_type, d.lease_expires_at as due_at, d.lease_owner as old_owner, d.attempts as old_attempts,
+             d.attempts >= coalesce(d.max_attempts, e.max_attempts) as is_spent,
+             (e.paused or (e.target_url is null and not d.event_type = any(${types}::text[]))) as is_held
+        from dead_letters d,
+             lateral (select p.max_attempts, p.paused, p.target_url from retry_policies p
+                       where p.event_type in (d.event_type, '*') order by p.event_type = '*' limit 1) e
+       where d.status = 'PROCESSING' and d.lease_expires_at < now()
+       order by d.lease_expires_at, d.id
+       limit ${p.limit}::int
+       for update of d skip locked),
+    pending as materialized (
+      select d.id, d.event_type, d.next_attempt_at as due_at
+        from dead_letters d
+       where d.status = 'PENDING' and d.next_attempt_at <= now()
+         and exists (select 1 from (select * from retry_policies p where p.event_type in (d.event_type, '*')
+                                     order by p.event_type = '*' limit 1) e
+                      where not e.paused and (e.target_url is not null or d.event_type = any(${types}::text[]))
+                        and (not e.ordered or d.ordering_key is null or not exists (
+                              select 1 from dead_letters o
+                               where o.ordering_key = d.ordering_key and o.event_type = d.event_type
+                                 and o.status in ('PENDING', 'PROCESSING', 'EXHAUSTED')
+                                 and (coalesce(o.ordering_seq, -1), o.id) < (coalesce(d.ordering_seq, -1), d.id))))
+       order by d.next_attempt_at, d.id
+       limit ${p.limit}::int
+       for update of d skip locked),
+    candidates as (
+      select c.id, c.event_type, c.due_at,
+             row_number() over (partition by c.event_type order by c.due_at, c.id) as rank_in_type,
+             (select e.concurrency from (select * from retry_policies p where p.event_type in (c.event_type, '*')
+                                          order by p.event_type = '*' limit 1) e) as type_limit
+        from (select id, event_type, due_at from expired union all select id, event_type, due_at from pending) c),
+    chosen as (
+      -- CASE, not coalesce: the in-flight count runs only for types that have a limit.
+      select c.id from candidates c
+       where case when c.type_limit is null then true
+                  else c.rank_in_type <= c.type_limit - (
+                         select count(*) from dead_letters h
+                          where h.status = 'PROCESSING' and h.event_type = c.event_type and h.lease_expires_at >= now())
+             end
+       order by c.due_at, c.id
+       limit ${p.limit}::int),
+    lost as (
+      insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, duration_ms, outcome, error_message)
+      select x.id, x.old_attempts, x.old_owner, now(), 0, 'LEASE_LOST', 'lease expired before the attempt finished'
+        from expired x join chosen c on c.id = x.id),
+    claimed as (
+      update dead_letters d
+         set status = case when x.is_spent then 'EXHAUSTED' when x.is_held then 'PENDING' else 'PROCESSING' end::"DeadLetterStatus",
+             attempts = case when x.is_spent or x.is_held then d.attempts else d.attempts + 1 end,
+             next_attempt_at = case when x.is_spent then null when x.is_held then now() else d.next_attempt_at end,
+             lease_owner = case when x.is_spent or x.is_held then null else ${p.workerId}::text end,
+             lease_token = case when x.is_spent or x.is_held then null else gen_random_uuid() end,
+             lease_expires_at = case when x.is_spent or x.is_held then null
+                                     else now() + ${p.leaseSeconds}::int * interval '1 second' end
+        from chosen c left join expired x on x.id = c.id
+       where d.id = c.id
+      returning d.id, d.event_type, d.queue, d.source, d.ordering_key, d.payload, d.headers, d.error_kind::text,
+                d.error_message, d.attempts, d.max_attempts, d.lease_token::text, d.occurred_at, d.status::text)
+    select * from claimed order by id`;
+  // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
+  if (rows.length > p.limit) {
+    throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);
+  }
+  return rows.filter((r) => r.status === 'PROCESSING').map(toClaimedDeadLetter);
+}
+
+function toClaimedDeadLetter(r: ClaimedRow): ClaimedDeadLetter {
+  return {
+    id: r.id,
+    eventType: r.event_type,
+    queue: r.queue,
+    source: r.source,
+    orderingKey: r.ordering_key,
+    payload: r.payload,
+    headers: r.headers,
+    errorKind: r.error_kind,
+    errorMessage: r.error_message,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    leaseToken: r.lease_token,
+    occurredAt: r.occurred_at,
+  };
+}

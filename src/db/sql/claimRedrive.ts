@@ -1,0 +1,19 @@
+import type { Db } from '../createDb.ts';
+
+/**
+ * Takes (or renews) the lease on one RUNNING redrive nobody else holds. SKIP LOCKED so runners
+ * in several processes never wait on each other; an expired lease is a crashed runner's.
+ */
+export async function claimRedrive(db: Db, p: { owner: string; leaseSeconds: number }): Promise<bigint | null> {
+  const [row] = await db.$queryRaw<{ id: bigint }[]>`
+    with next as (
+      select id from redrives
+       where status = 'RUNNING' and (lease_owner is null or lease_owner = ${p.owner}::text or lease_expires_at < now())
+       order by id limit 1
+       for update skip locked)
+    update redrives r
+       set lease_owner = ${p.owner}::text, lease_expires_at = now() + ${p.leaseSeconds}::int * interval '1 second'
+      from next where r.id = next.id
+    returning r.id`;
+  return row?.id ?? null;
+}

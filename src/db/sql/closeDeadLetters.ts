@@ -1,0 +1,31 @@
+import type { Db } from '../createDb.ts';
+import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
+import { expectedRows, RESULT_SAMPLE, targetCte, type ChangeResult, type WriteTarget } from './writeTarget.ts';
+
+export interface CloseParams {
+  target: WriteTarget;
+  allowed: DeadLetterStatus[];
+  to: 'RESOLVED' | 'DISCARDED';
+  actor: string;
+  reason: string;
+}
+
+/** Resolve or discard, with history, in one compare-and-set statement. */
+export async function closeDeadLetters(db: Db, p: CloseParams): Promise<ChangeResult> {
+  const [row] = await db.$queryRaw<{ n: bigint; ids: bigint[] }[]>`
+    with target as (${targetCte(p.target, p.allowed)}),
+    changed as (
+      update dead_letters d
+         set status = ${p.to}::"DeadLetterStatus", resolved_by = ${p.actor}::text, resolution_reason = ${p.reason}::text
+        from target t
+       where d.id = t.id and d.version = t.version and d.status::text = any(${p.allowed}::text[])
+      returning d.id, d.status, t.status as old_status),
+    history as (
+      insert into dead_letter_actions (dead_letter_id, action, actor, reason, before, after)
+      select id, ${p.to}::"ActionKind", ${p.actor}::text, ${p.reason}::text,
+             jsonb_build_object('status', old_status), jsonb_build_object('status', status)
+        from changed)
+    select lazarus_expect_rows(${expectedRows(p.target)}::bigint, (select count(*) from changed)) as n,
+           array(select id from changed order by id limit ${RESULT_SAMPLE}::int) as ids`;
+  return { count: Number(row!.n), ids: row!.ids };
+}

@@ -1,0 +1,44 @@
+import type { Db } from '../createDb.ts';
+
+export interface AttemptRecord {
+  id: bigint;
+  /** The fencing token from the claim; the write happens only while it still holds the lease. */
+  leaseToken: string;
+  workerId: string;
+  durationMs: number;
+  statusCode: number | null;
+  responseBody: string | null;
+}
+
+/**
+ * Marks delivered events SUCCEEDED and records their attempts, in one statement, only where
+ * the lease (token) is still held. Returns the ids written; the others had lost their lease.
+ */
+export async function completeDeliveries(db: Db, records: readonly AttemptRecord[]): Promise<Set<bigint>> {
+  if (records.length === 0) return new Set();
+  const rows = await db.$queryRaw<{ id: bigint }[]>`
+    with input as (
+      select * from unnest(${records.map((r) => r.id)}::bigint[], ${records.map((r) => r.leaseToken)}::uuid[],
+                           ${records.map((r) => r.workerId)}::text[], ${records.map((r) => r.durationMs)}::int[],
+                           ${records.map((r) => r.statusCode)}::int[], ${records.map((r) => r.responseBody)}::text[])
+               as i(id, token, worker_id, duration_ms, status_code, response_body)),
+    done as (
+      update dead_letters d
+         set status = 'SUCCEEDED', next_attempt_at = null,
+             lease_owner = null, lease_token = null, lease_expires_at = null
+        from input i
+       where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING'
+      returning d.id, d.attempts),
+    attempt as (
+      insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, duration_ms, outcome, status_code, response_body)
+      select done.id, done.attempts, i.worker_id, now() - i.duration_ms * interval '1 millisecond',
+             i.duration_ms, 'SUCCEEDED', i.status_code, i.response_body
+        from done join input i on i.id = done.id)
+    select id from done`;
+  return new Set(rows.map((r) => r.id));
+}
+
+/** One event's success; false when the lease was lost (nothing written). */
+export async function completeDelivery(db: Db, record: AttemptRecord): Promise<boolean> {
+  return (await completeDeliveries(db, [record])).has(record.id);
+}

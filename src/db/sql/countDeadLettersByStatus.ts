@@ -1,0 +1,17 @@
+import type { Prisma } from '../../generated/prisma/client.ts';
+import type { Db } from '../createDb.ts';
+
+export interface StatusCount {
+  status: string;
+  count: number;
+}
+
+/** Dead letters per status among rows matching `where` (a boolean over `dead_letters d`). */
+export async function countDeadLettersByStatus(db: Db, where: Prisma.Sql): Promise<StatusCount[]> {
+  return db.$queryRaw<StatusCount[]>`
+    select d.status::text as status, count(*)::int as count
+      from dead_letters d
+     where ${where}
+     group by d.status
+     order by d.status`;
+}

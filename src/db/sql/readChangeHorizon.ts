@@ -1,0 +1,10 @@
+import type { Db } from '../createDb.ts';
+import { changeHorizonSql } from './changeHorizon.ts';
+
+// Where a new feed starts: every transaction of this database below the horizon has ended, so the
+// feed's first cursor (horizon, 0) misses nothing that commits later (it may resend a few changes
+// of transactions that were still open at start-up).
+export async function readChangeHorizon(db: Db): Promise<bigint> {
+  const rows = await db.$queryRaw<{ horizon: string }[]>`select h.horizon::text as horizon from ${changeHorizonSql} h`;
+  return BigInt(rows[0]!.horizon);
+}

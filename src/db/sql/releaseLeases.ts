@@ -1,0 +1,18 @@
+import type { Db } from '../createDb.ts';
+import type { HeldLease } from './renewLeases.ts';
+
+/**
+ * Graceful shutdown: hands held events back as PENDING and due now, refunding the attempt the
+ * claim charged (no delivery finished, so none is recorded). Returns how many were released.
+ */
+export async function releaseLeases(db: Db, leases: readonly HeldLease[]): Promise<number> {
+  if (leases.length === 0) return 0;
+  const rows = await db.$queryRaw<{ id: bigint }[]>`
+    update dead_letters d
+       set status = 'PENDING', attempts = greatest(d.attempts - 1, 0), next_attempt_at = now(),
+           lease_owner = null, lease_token = null, lease_expires_at = null
+      from unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.leaseToken)}::uuid[]) as h(id, token)
+     where d.id = h.id and d.lease_token = h.token and d.status = 'PROCESSING'
+    returning d.id`;
+  return rows.length;
+}

@@ -1,0 +1,8 @@
+// Count of the dead letters matching a rollup-eligible filter: rollups plus scanned edge hours.
+import { Prisma } from '../../generated/prisma/client.ts';
+import type { RollupPlan } from '../../domain/statsRollups.ts';
+import { rollupContributionsSql } from './rollupStatsCounts.ts';
+
+export function rollupCountSql(plan: RollupPlan): Prisma.Sql {
+  return Prisma.sql`select coalesce(sum(r.n), 0)::int as count from ${rollupContributionsSql(plan)}`;
+}

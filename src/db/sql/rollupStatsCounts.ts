@@ -1,0 +1,27 @@
+// Total and counts by status, event type, queue and error kind from the rollups (whole hours) plus
+// the scanned partial hours at the ends of the range: the same rows as deadLetterStatsCountsSql.
+import { Prisma } from '../../generated/prisma/client.ts';
+import type { RollupPlan } from '../../domain/statsRollups.ts';
+
+/** Rollup rows and edge rows as (status, event_type, queue, error_kind, n) over alias `r`. */
+export function rollupContributionsSql(plan: RollupPlan): Prisma.Sql {
+  const edges = plan.edges.map(
+    (where) => Prisma.sql`union all select d.status, d.event_type, d.queue, d.error_kind, lazarus_rollup_bucket(d.created_at), 1::bigint from dead_letters d where ${where}`,
+  );
+  return Prisma.sql`(select r.status, r.event_type, r.queue, r.error_kind, r.bucket, r.count as n from dead_letter_rollups r where ${plan.rollupWhere}
+    ${edges.length ? Prisma.join(edges, ' ') : Prisma.empty}) r`;
+}
+
+export function rollupStatsCountsSql(plan: RollupPlan): Prisma.Sql {
+  return Prisma.sql`
+    select case when grouping(r.status) = 0 then 'status'
+                when grouping(r.event_type) = 0 then 'eventType'
+                when grouping(r.queue) = 0 then 'queue'
+                when grouping(r.error_kind) = 0 then 'errorKind'
+                else 'total' end as dimension,
+           coalesce(r.status::text, r.event_type, r.queue, r.error_kind::text) as key,
+           coalesce(sum(r.n), 0)::int as count
+      from ${rollupContributionsSql(plan)}
+     group by grouping sets ((r.status), (r.event_type), (r.queue), (r.error_kind), ())
+    having coalesce(sum(r.n), 0) <> 0 or grouping(r.status, r.event_type, r.queue, r.error_kind) = 15`;
+}

@@ -1,0 +1,14 @@
+import type { Db } from '../createDb.ts';
+import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
+
+export interface DeadLetterState {
+  id: bigint;
+  status: DeadLetterStatus;
+  version: number;
+}
+
+/** Current status and version of the given ids (missing ids are simply absent). */
+export async function selectDeadLetterStates(db: Db, ids: bigint[]): Promise<DeadLetterState[]> {
+  return db.$queryRaw<DeadLetterState[]>`
+    select id, status, version from dead_letters where id = any(${ids.map(String)}::bigint[]) order by id`;
+}

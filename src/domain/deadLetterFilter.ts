@@ -1,0 +1,155 @@
+// The one filter shared by queries, stats, bulk mutations and subscriptions. Every field is
+// optional; given fields combine with AND. `deadLetterWhereSql` renders it as a boolean SQL
+// expression over `dead_letters` aliased `d`, with every value bound (never concatenated), and
+// `matchesDeadLetterFilter` evaluates the same filter in memory (for subscriptions).
+import { Prisma } from '../generated/prisma/client.ts';
+import type { DeadLetter } from '../generated/prisma/client.ts';
+import type { DeadLetterStatus, ErrorKind } from '../generated/prisma/enums.ts';
+import { jsonContains, jsonEquals } from './jsonMatch.ts';
+
+/** Half-open time range [from, to); either end may be open. */
+export interface TimeRange {
+  from?: Date;
+  to?: Date;
+}
+
+/** Inclusive integer range; either end may be open. */
+export interface IntRange {
+  min?: number;
+  max?: number;
+}
+
+export interface DeadLetterFilter {
+  ids?: bigint[];
+  statuses?: DeadLetterStatus[];
+  eventTypes?: string[];
+  queues?: string[];
+  sources?: string[];
+  orderingKey?: string;
+  errorKinds?: ErrorKind[];
+  /** Case-insensitive substring of the error message or stack (trigram indexes on both). */
+  errorText?: string;
+  /** jsonb containment (`payload @> value`). */
+  payloadContains?: unknown;
+  /** The payload value at `path` (object keys) equals `equals` (jsonb equality). */
+  payloadPath?: { path: string[]; equals: unknown };
+  createdAt?: TimeRange;
+  updatedAt?: TimeRange;
+  nextAttemptAt?: TimeRange;
+  attempts?: IntRange;
+  /** Exact error signatures (see `lazarus_error_signature` in the read-side migration). */
+  errorSignatures?: string[];
+}
+
+/** The columns of a dead letter the filter reads. */
+export type DeadLetterFilterRow = Pick<
+  DeadLetter,
+  | 'id' | 'status' | 'eventType' | 'queue' | 'source' | 'orderingKey' | 'errorKind' | 'errorMessage' | 'errorStack'
+  | 'errorSignature' | 'payload' | 'createdAt' | 'updatedAt' | 'nextAttemptAt' | 'attempts'
+>;
+
+/** Escapes LIKE wildcards so user text is matched literally (backslash is ILIKE's escape). */
+export function likeContains(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+function timeRangeSql(column: Prisma.Sql, range: TimeRange | undefined, parts: Prisma.Sql[]) {
+  if (!range) return;
+  if (range.from) parts.push(Prisma.sql`${column} >= ${range.from}::timestamptz`);
+  if (range.to) parts.push(Prisma.sql`${column} < ${range.to}::timestamptz`);
+}
+
+/** Nests `value` under `path`: ['a','b'], 1 → {"a":{"b":1}}. */
+export function nestAtPath(path: readonly string[], value: unknown): unknown {
+  return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
+}
+
+/** Renders the filter as a boolean SQL expression over `dead_letters d`; values are bound. */
+export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (filter.ids) parts.push(Prisma.sql`d.id = any(${filter.ids.map(String)}::bigint[])`);
+  // One value binds as `=`, not `= any(array)`: PostgreSQL 15 cannot return a `= any` index scan
+  // in index order, so with an array it walks the created_at index and filters instead of using
+  // the (column, created_at) index.
+  const oneOf = (column: Prisma.Sql, values: readonly string[], type: Prisma.Sql) =>
+    values.length === 1 ? Prisma.sql`${column} = ${values[0]}::${type}` : Prisma.sql`${column} = any(${values}::${type}[])`;
+  if (filter.ids) parts.push(Prisma.sql`d.id = any(${filter.ids.map(String)}::bigint[])`);
+  if (filter.statuses) parts.push(oneOf(Prisma.sql`d.status`, filter.statuses, Prisma.sql`"DeadLetterStatus"`));
+  if (filter.eventTypes) parts.push(oneOf(Prisma.sql`d.event_type`, filter.eventTypes, Prisma.sql`text`));
+  if (filter.queues) parts.push(oneOf(Prisma.sql`d.queue`, filter.queues, Prisma.sql`text`));
+  if (filter.sources) parts.push(oneOf(Prisma.sql`d.source`, filter.sources, Prisma.sql`text`));
+  if (filter.orderingKey !== undefined) parts.push(Prisma.sql`d.ordering_key = ${filter.orderingKey}`);
+  if (filter.errorKinds) parts.push(oneOf(Prisma.sql`d.error_kind`, filter.errorKinds, Prisma.sql`"ErrorKind"`));
+  if (filter.errorText !== undefined) {
+    const pattern = likeContains(filter.errorText);
+    parts.push(Prisma.sql`(d.error_message ilike ${pattern} or d.error_stack ilike ${pattern})`);
+  }
+  if (filter.payloadContains !== undefined) {
+    parts.push(Prisma.sql`d.payload @> ${JSON.stringify(filter.payloadContains)}::jsonb`);
+  }
+  if (filter.payloadPath) {
+    const { path, equals } = filter.payloadPath;
+    // Containment first so the GIN index narrows the rows; `#>` then checks exact equality
+    // (containment alone would also accept a larger object or array at the path).
+    parts.push(Prisma.sql`(d.payload @> ${JSON.stringify(nestAtPath(path, equals))}::jsonb
+      and d.payload #> ${path}::text[] = ${JSON.stringify(equals)}::jsonb)`);
+  }
+  timeRangeSql(Prisma.sql`d.created_at`, filter.createdAt, parts);
+  timeRangeSql(Prisma.sql`d.updated_at`, filter.updatedAt, parts);
+  timeRangeSql(Prisma.sql`d.next_attempt_at`, filter.nextAttemptAt, parts);
+  if (filter.attempts?.min !== undefined) parts.push(Prisma.sql`d.attempts >= ${filter.attempts.min}::int`);
+  if (filter.attempts?.max !== undefined) parts.push(Prisma.sql`d.attempts <= ${filter.attempts.max}::int`);
+  if (filter.errorSignatures) parts.push(Prisma.sql`d.error_signature = any(${filter.errorSignatures}::text[])`);
+  return parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`;
+}
+
+function inTimeRange(value: Date | null, range: TimeRange | undefined): boolean {
+  if (!range) return true;
+  if (value === null) return range.from === undefined && range.to === undefined;
+  if (range.from && value.getTime() < range.from.getTime()) return false;
+  if (range.to && value.getTime() >= range.to.getTime()) return false;
+  return true;
+}
+
+function payloadAt(payload: unknown, path: readonly string[]): { found: boolean; value: unknown } {
+  let current = payload;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object' || Array.isArray(current) || !Object.hasOwn(current, key)) {
+      return { found: false, value: undefined };
+    }
+    current = (current as Record<string, unknown>)[key];
+  }
+  return { found: true, value: current };
+}
+
+/**
+ * Evaluates the filter in memory on one row, with the same meaning as `deadLetterWhereSql`
+ * (used to filter subscription events without a query). Prisma truncates row times to
+ * milliseconds, which keeps every comparison with a millisecond bound the same as in SQL.
+ */
+export function matchesDeadLetterFilter(row: DeadLetterFilterRow, filter: DeadLetterFilter): boolean {
+  if (filter.ids && !filter.ids.includes(row.id)) return false;
+  if (filter.statuses && !filter.statuses.includes(row.status)) return false;
+  if (filter.eventTypes && !filter.eventTypes.includes(row.eventType)) return false;
+  if (filter.queues && !filter.queues.includes(row.queue)) return false;
+  if (filter.sources && !filter.sources.includes(row.source)) return false;
+  if (filter.orderingKey !== undefined && row.orderingKey !== filter.orderingKey) return false;
+  if (filter.errorKinds && !filter.errorKinds.includes(row.errorKind)) return false;
+  if (filter.errorText !== undefined) {
+    const needle = filter.errorText.toLowerCase();
+    const inStack = row.errorStack !== null && row.errorStack.toLowerCase().includes(needle);
+    if (!row.errorMessage.toLowerCase().includes(needle) && !inStack) return false;
+  }
+  if (filter.payloadContains !== undefined && !jsonContains(row.payload, filter.payloadContains, true)) return false;
+  if (filter.payloadPath) {
+    const at = payloadAt(row.payload, filter.payloadPath.path);
+    if (!at.found || !jsonEquals(at.value, filter.payloadPath.equals)) return false;
+  }
+  if (!inTimeRange(row.createdAt, filter.createdAt)) return false;
+  if (!inTimeRange(row.updatedAt, filter.updatedAt)) return false;
+  if (!inTimeRange(row.nextAttemptAt, filter.nextAttemptAt)) return false;
+  if (filter.attempts?.min !== undefined && row.attempts < filter.attempts.min) return false;
+  if (filter.attempts?.max !== undefined && row.attempts > filter.attempts.max) return false;
+  if (filter.errorSignatures && !filter.errorSignatures.includes(row.errorSignature)) return false;
+  return true;
+}

@@ -1,0 +1,61 @@
+// Expected outcomes of writes. Each class carries the data a client needs to act on it and is
+// registered as a GraphQL error type (src/graphql/writeErrors.ts), so clients switch on __typename.
+import type { DeadLetterStatus } from '../generated/prisma/enums.ts';
+
+export type DomainErrorCode = 'NOT_FOUND' | 'CONFLICT' | 'VALIDATION';
+
+export class DomainError extends Error {
+  override name = 'DomainError';
+  readonly code: DomainErrorCode;
+  constructor(code: DomainErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** One or more ids name no dead letter. */
+export class DeadLetterNotFoundError extends DomainError {
+  override name = 'DeadLetterNotFoundError';
+  readonly ids: bigint[];
+  constructor(ids: bigint[]) {
+    super('NOT_FOUND', `no dead letter with id ${ids.slice(0, 10).join(', ')}${ids.length > 10 ? ', …' : ''}`);
+    this.ids = ids;
+  }
+}
+
+/** The row changed between read and write (another operator or the retry loop won the race). */
+export class ConflictError extends DomainError {
+  override name = 'ConflictError';
+  readonly ids: bigint[];
+  constructor(ids: bigint[], message = 'the dead letter changed concurrently; reload and try again') {
+    super('CONFLICT', message);
+    this.ids = ids;
+  }
+}
+
+/** The action is not legal from the row's current status (e.g. resolving a PROCESSING event). */
+export class InvalidTransitionError extends DomainError {
+  override name = 'InvalidTransitionError';
+  readonly ids: bigint[];
+  readonly from: DeadLetterStatus;
+  readonly to: string;
+  constructor(ids: bigint[], from: DeadLetterStatus, to: string, hint = '') {
+    super('CONFLICT', `cannot ${to.toLowerCase()} a ${from} dead letter${hint}`);
+    this.ids = ids;
+    this.from = from;
+    this.to = to;
+  }
+}
+
+/** An argument breaks a rule (size cap, empty reason, unknown event type, batch too large). */
+export class ValidationError extends DomainError {
+  override name = 'ValidationError';
+  readonly field: string;
+  /** For batch inputs: the position of the offending item, else null. */
+  readonly index: number | null;
+  constructor(field: string, message: string, index: number | null = null, options?: ErrorOptions) {
+    super('VALIDATION', index === null ? `${field}: ${message}` : `${field}[${index}]: ${message}`, options);
+    this.field = field;
+    this.index = index;
+  }
+}

@@ -1,0 +1,119 @@
+// Pure validation of producer input. Everything the database would reject (CHECKs, NUL bytes)
+// is caught here first, so a bad batch is refused whole, with the offending index, before any write.
+import type { ErrorKind } from '../generated/prisma/enums.ts';
+import { ValidationError } from './errors.ts';
+
+export const MAX_PAYLOAD_BYTES = 256 * 1024;
+export const MAX_HEADERS_BYTES = 64 * 1024;
+export const MAX_BATCH = 1000;
+export const MAX_ERROR_TEXT = 64 * 1024;
+const MAX_INT64 = 9223372036854775807n;
+
+export interface RecordDeadLetterInput {
+  eventType: string;
+  payload: unknown;
+  errorKind?: ErrorKind | null;
+  errorMessage?: string | null;
+  errorStack?: string | null;
+  queue?: string | null;
+  source?: string | null;
+  orderingKey?: string | null;
+  orderingSeq?: bigint | null;
+  headers?: unknown;
+  occurredAt?: Date | null;
+  dedupeKey?: string | null;
+  maxAttempts?: number | null;
+  nextAttemptAt?: Date | null;
+}
+
+/** A validated row, with the payload and headers already serialised once. */
+export interface ValidRecord {
+  eventType: string;
+  payloadJson: string;
+  headersJson: string | null;
+  errorKind: ErrorKind | null;
+  errorMessage: string | null;
+  errorStack: string | null;
+  queue: string | null;
+  source: string | null;
+  orderingKey: string | null;
+  orderingSeq: string | null;
+  occurredAt: string | null;
+  dedupeKey: string | null;
+  maxAttempts: number | null;
+  nextAttemptAt: string | null;
+}
+
+export interface RecordRules {
+  /** When non-empty, only these event types are accepted. */
+  allowedEventTypes: readonly string[];
+}
+
+/**
+ * Validates one producer input; throws ValidationError naming the field (and `index` in a batch).
+ */
+export function validateRecordInput(input: RecordDeadLetterInput, rules: RecordRules, index: number | null = null): ValidRecord {
+  const fail = (field: string, message: string) => new ValidationError(field, message, index);
+  const text = (field: string, value: string | null | undefined, max: number): string | null => {
+    if (value === null || value === undefined) return null;
+    if (value.length < 1 || value.length > max) throw fail(field, `must be 1 to ${max} characters`);
+    if (value.includes('\u0000')) throw fail(field, 'must not contain NUL characters');
+    return value;
+  };
+  const eventType = text('eventType', input.eventType ?? '', 200);
+  if (!eventType) throw fail('eventType', 'must not be empty');
+  if (rules.allowedEventTypes.length && !rules.allowedEventTypes.includes(eventType)) {
+    throw fail('eventType', `unknown event type ${JSON.stringify(eventType.slice(0, 60))}`);
+  }
+  const payloadJson = toJson('payload', input.payload, MAX_PAYLOAD_BYTES, fail);
+  let headersJson: string | null = null;
+  if (input.headers !== null && input.headers !== undefined) {
+    if (typeof input.headers !== 'object' || Array.isArray(input.headers)) throw fail('headers', 'must be a JSON object');
+    headersJson = toJson('headers', input.headers, MAX_HEADERS_BYTES, fail);
+  }
+  if (input.maxAttempts !== null && input.maxAttempts !== undefined &&
+      (!Number.isInteger(input.maxAttempts) || input.maxAttempts < 1 || input.maxAttempts > 1000)) {
+    throw fail('maxAttempts', 'must be an integer from 1 to 1000');
+  }
+  if (input.orderingSeq !== null && input.orderingSeq !== undefined && (input.orderingSeq < 0n || input.orderingSeq > MAX_INT64)) {
+    throw fail('orderingSeq', 'must be a non-negative 64-bit integer');
+  }
+  return {
+    eventType,
+    payloadJson,
+    headersJson,
+    errorKind: input.errorKind ?? null,
+    errorMessage: input.errorMessage === '' ? '' : text('error.message', input.errorMessage, MAX_ERROR_TEXT),
+    errorStack: text('error.stack', input.errorStack, MAX_ERROR_TEXT),
+    queue: text('queue', input.queue, 200),
+    source: text('source', input.source, 200),
+    orderingKey: text('orderingKey', input.orderingKey, 500),
+    orderingSeq: input.orderingSeq?.toString() ?? null,
+    occurredAt: validDate('occurredAt', input.occurredAt, fail),
+    dedupeKey: text('dedupeKey', input.dedupeKey, 500),
+    maxAttempts: input.maxAttempts ?? null,
+    nextAttemptAt: validDate('nextAttemptAt', input.nextAttemptAt, fail),
+  };
+}
+
+function toJson(field: string, value: unknown, maxBytes: number, fail: (f: string, m: string) => ValidationError): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    throw fail(field, 'must be JSON');
+  }
+  if (json === undefined) throw fail(field, 'must be JSON');
+  // jsonb rejects \u0000 in strings (SQLSTATE 22P05); refuse it here instead of failing the batch in SQL.
+  if (json.includes('\\u0000')) throw fail(field, 'must not contain \\u0000');
+  // The database CHECK measures jsonb's text form, which adds a space after ':' and ','; a payload
+  // just under the cap here can still trip it there, and src/db/errors.ts maps that to this error.
+  if (Buffer.byteLength(json) > maxBytes) throw fail(field, `must be at most ${maxBytes} bytes of JSON`);
+  return json;
+}
+
+function validDate(field: string, value: Date | null | undefined, fail: (f: string, m: string) => ValidationError): string | null {
+  if (value === null || value === undefined) return null;
+  if (Number.isNaN(value.getTime())) throw fail(field, 'must be a valid date-time');
+  return value.toISOString();
+}

@@ -1,0 +1,79 @@
+import { builder } from './builder.ts';
+import { AttemptOutcomeEnum, DeadLetterStatusEnum, ErrorKindEnum } from './enums.ts';
+import { parseId } from './ids.ts';
+
+export const DeadLetterErrorRef = builder
+  .objectRef<{ kind: string; message: string; stack: string | null }>('DeadLetterError')
+  .implement({
+    description: 'The failure that put the event here.',
+    fields: (t) => ({
+      kind: t.field({ type: ErrorKindEnum, resolve: (e) => e.kind as never }),
+      message: t.exposeString('message'),
+      stack: t.exposeString('stack', { nullable: true }),
+    }),
+  });
+
+export const DeliveryAttemptRef = builder.prismaObject('DeliveryAttempt', {
+  description: 'One try at re-delivering a dead letter.',
+  fields: (t) => ({
+    id: t.id({ resolve: (a) => a.id.toString() }),
+    attemptNumber: t.exposeInt('attemptNumber'),
+    workerId: t.exposeString('workerId'),
+    startedAt: t.expose('startedAt', { type: 'DateTime' }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime' }),
+    durationMs: t.exposeInt('durationMs'),
+    outcome: t.expose('outcome', { type: AttemptOutcomeEnum }),
+    statusCode: t.exposeInt('statusCode', { nullable: true }),
+    errorMessage: t.exposeString('errorMessage', { nullable: true }),
+    responseBody: t.exposeString('responseBody', { nullable: true, description: 'The start of the target’s response.' }),
+  }),
+});
+
+export const DeadLetterRef = builder.prismaObject('DeadLetter', {
+  description: 'An event that failed in its pipeline and was dead-lettered here.',
+  fields: (t) => ({
+    id: t.id({ description: 'Decimal string of a 64-bit id.', resolve: (d) => d.id.toString() }),
+    eventType: t.exposeString('eventType'),
+    queue: t.exposeString('queue'),
+    source: t.exposeString('source', { description: 'The system that dead-lettered the event.' }),
+    orderingKey: t.exposeString('orderingKey', { nullable: true }),
+    orderingSeq: t.string({ nullable: true, resolve: (d) => d.orderingSeq?.toString() ?? null }),
+    dedupeKey: t.exposeString('dedupeKey', { nullable: true }),
+    payload: t.expose('payload', { type: 'JSON' }),
+    headers: t.expose('headers', { type: 'JSON', description: 'Transport metadata: topic, partition, offset, trace ids…' }),
+    error: t.field({
+      type: DeadLetterErrorRef,
+      resolve: (d) => ({ kind: d.errorKind, message: d.errorMessage, stack: d.errorStack }),
+    }),
+    status: t.expose('status', { type: DeadLetterStatusEnum }),
+    attempts: t.exposeInt('attempts', { description: 'Delivery attempts made so far.' }),
+    maxAttemptsOverride: t.exposeInt('maxAttempts', {
+      nullable: true,
+      description: 'Per-event override of the retry policy’s max attempts; null uses the policy.',
+    }),
+    nextAttemptAt: t.expose('nextAttemptAt', { type: 'DateTime', nullable: true }),
+    leaseExpiresAt: t.expose('leaseExpiresAt', { type: 'DateTime', nullable: true }),
+    resolvedAt: t.expose('resolvedAt', { type: 'DateTime', nullable: true }),
+    resolvedBy: t.exposeString('resolvedBy', { nullable: true }),
+    resolutionReason: t.exposeString('resolutionReason', { nullable: true }),
+    occurredAt: t.expose('occurredAt', { type: 'DateTime' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    version: t.exposeInt('version', { description: 'Bumped on every change; used for optimistic concurrency.' }),
+    deliveryAttempts: t.relation('deliveryAttempts', {
+      description: 'Every delivery attempt, oldest first.',
+      query: { orderBy: { attemptNumber: 'asc' } },
+    }),
+  }),
+});
+
+builder.queryFields((t) => ({
+  deadLetter: t.prismaField({
+    type: 'DeadLetter',
+    nullable: true,
+    description: 'One dead letter by id, or null when there is none.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, args, ctx) =>
+      ctx.db.deadLetter.findUnique({ ...query, where: { id: parseId(args.id) } }),
+  }),
+}));

@@ -1,0 +1,62 @@
+import { ActionKind } from '../generated/prisma/enums.ts';
+import type { DeadLetterAction, DeliveryAttempt } from '../generated/prisma/client.ts';
+import { builder } from './builder.ts';
+import { DeliveryAttemptRef } from './deadLetter.ts';
+
+export const ActionKindEnum = builder.enumType(ActionKind, {
+  name: 'ActionKind',
+  description: 'What a person or producer did to a dead letter.',
+});
+
+export const DeadLetterActionRef = builder.prismaObject('DeadLetterAction', {
+  description: 'One entry of a dead letter’s history: who did what, when and why. Payload edits keep the payload before and after.',
+  fields: (t) => ({
+    id: t.id({ resolve: (a) => a.id.toString() }),
+    action: t.expose('action', { type: ActionKindEnum }),
+    actor: t.exposeString('actor'),
+    reason: t.exposeString('reason', { nullable: true }),
+    before: t.expose('before', { type: 'JSON', nullable: true, description: 'For PAYLOAD_EDITED: the payload before the edit.' }),
+    after: t.expose('after', { type: 'JSON', nullable: true, description: 'For PAYLOAD_EDITED: the payload after the edit.' }),
+    redriveId: t.id({ nullable: true, resolve: (a) => a.redriveId?.toString() ?? null }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
+});
+
+interface TimelineEntry {
+  at: Date;
+  attempt: DeliveryAttempt | null;
+  action: DeadLetterAction | null;
+}
+
+const TimelineEntryRef = builder.objectRef<TimelineEntry>('TimelineEntry').implement({
+  description: 'One step of a dead letter’s story: exactly one of `attempt` and `action` is set.',
+  fields: (t) => ({
+    at: t.expose('at', { type: 'DateTime', description: 'When the attempt started or the action was taken.' }),
+    attempt: t.field({ type: DeliveryAttemptRef, nullable: true, resolve: (e) => e.attempt }),
+    action: t.field({ type: DeadLetterActionRef, nullable: true, resolve: (e) => e.action }),
+  }),
+});
+
+builder.prismaObjectFields('DeadLetter', (t) => ({
+  history: t.field({
+    type: [DeadLetterActionRef],
+    description: 'Every operator and producer action on this event, oldest first.',
+    resolve: (d, _args, ctx) => ctx.db.deadLetterAction.findMany({ where: { deadLetterId: d.id }, orderBy: { id: 'asc' } }),
+  }),
+  timeline: t.field({
+    type: [TimelineEntryRef],
+    description: 'Delivery attempts and actions merged in time order (actions first on a tie).',
+    resolve: async (d, _args, ctx) => {
+      const [actions, attempts] = await Promise.all([
+        ctx.db.deadLetterAction.findMany({ where: { deadLetterId: d.id }, orderBy: { id: 'asc' } }),
+        ctx.db.deliveryAttempt.findMany({ where: { deadLetterId: d.id }, orderBy: { attemptNumber: 'asc' } }),
+      ]);
+      const entries: (TimelineEntry & { rank: number })[] = [
+        ...actions.map((action, i) => ({ at: action.createdAt, action, attempt: null, rank: i })),
+        ...attempts.map((attempt, i) => ({ at: attempt.startedAt, action: null, attempt, rank: actions.length + i })),
+      ];
+      // A stable sort keeps history order (by id) and attempt order (by number) inside a tie.
+      return entries.sort((a, b) => a.at.getTime() - b.at.getTime() || a.rank - b.rank);
+    },
+  }),
+}));

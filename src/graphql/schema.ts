@@ -1,0 +1,18 @@
+import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
+import { builder } from './builder.ts';
+import './deadLetter.ts';
+import './writeErrors.ts';
+import './recordDeadLetter.ts';
+import './operatorMutations.ts';
+import './deadLetterConnection.ts';
+import './deadLetterHistory.ts';
+import './deadLetterStats.ts';
+import './subscriptions.ts';
+import './retryPolicy.ts';
+
+export const schema: GraphQLSchema = builder.toSchema();
+
+/** The SDL committed as schema.graphql. */
+export function printSchemaSdl(): string {
+  return `${printSchema(lexicographicSortSchema(schema))}\n`;
+}

@@ -1,0 +1,217 @@
+// The change feed: reads what changed, by cursor, and publishes it once for every subscriber.
+//
+// Lifecycle: created → start() → running → stop() → stopped. While running, a read is triggered
+// by every NOTIFY hint, every (re)connect of the listener (notifications sent while it was away
+// are lost) and a fallback timer; reads never overlap, and a trigger during a read schedules one
+// more. A failed read is logged and retried by the next trigger; the feed itself never throws.
+//
+// Why a cursor and a horizon: NOTIFY is only a wake-up; the truth is each row's stamp
+// (change_xid, change_id). The feed reads rows with stamp > cursor and change_xid below the
+// snapshot's xmin, so a transaction that took its change ids early but commits late is not
+// skipped: its rows are read once it has ended. Stamps are per row, so a row changed twice between
+// two reads is seen once, in its latest state (intermediate states coalesce).
+import { readChangeHorizon } from '../db/sql/readChangeHorizon.ts';
+import { readDeadLetterChanges, type DeadLetterChangeRow } from '../db/sql/readDeadLetterChanges.ts';
+import { readDeliveryAttemptChanges, type DeliveryAttemptChangeRow } from '../db/sql/readDeliveryAttemptChanges.ts';
+import type { Db } from '../db/createDb.ts';
+import { compareCursors, type ChangeCursor } from '../events/changeCursor.ts';
+import type { ChangeBatch, DeadLetterChangeEvent, LiveFeed, LivePubSub } from '../events/liveEvents.ts';
+import type { Logger } from '../logger.ts';
+import type { ChangeListener } from './changeListener.ts';
+
+export const DEFAULT_FALLBACK_POLL_MS = 1_000;
+export const DEFAULT_BATCH_SIZE = 500;
+export const DEFAULT_MAX_QUEUED_EVENTS = 10_000;
+// After a hint whose rows are still above the horizon (an older transaction is open), re-read
+// soon rather than waiting for the fallback timer: 5 ms, doubling up to 250 ms, until they are read.
+const CHASE_MIN_MS = 5;
+const CHASE_MAX_MS = 250;
+
+export interface ChangeFeedDeps {
+  db: Db;
+  listener: ChangeListener;
+  events: LivePubSub;
+  logger: Logger;
+  fallbackPollMs?: number;
+  batchSize?: number;
+  maxQueuedEvents?: number;
+}
+
+export interface ChangeFeed extends LiveFeed {
+  /** Sets the cursor to the current horizon, then reads on every trigger. */
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  cursor(): ChangeCursor;
+  /** Resolves after the next complete read (for tests and benchmarks). */
+  caughtUp(): Promise<void>;
+  /** How often to read without hints; shortened while notifications cannot be trusted. */
+  setFallbackPollMs(ms: number): void;
+  stats(): ChangeFeedStats;
+}
+
+export interface ChangeFeedStats {
+  /** Changes published since start. */
+  published: number;
+  /** Catch-up reads after the listener (re)connected. */
+  catchUps: number;
+  /** Seconds since the oldest hint whose changes are not published yet (0 when caught up). */
+  lagSeconds: number;
+}
+
+export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
+  const logger = deps.logger.child({ component: 'changeFeed' });
+  const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
+  let cursor: ChangeCursor = { xid: 0n, changeId: 0n };
+  let running = false;
+  let reading: Promise<void> | null = null;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+  let chaseMs = CHASE_MIN_MS;
+  let hintedMax = 0n;
+  let seenMax = 0n;
+  let waiters: (() => void)[] = [];
+  let published = 0;
+  let catchUps = 0;
+  let fallbackPollMs = deps.fallbackPollMs ?? DEFAULT_FALLBACK_POLL_MS;
+  // When the oldest hint not yet covered by a read arrived (for the lag metric).
+  let behindSince: number | null = null;
+
+  // Both tables are read at once, each statement below its own snapshot's horizon; rows are kept
+  // only below the lower of the two, and, when a table filled its limit, only up to its last row,
+  // so what is published is always a complete prefix of the changes after the cursor.
+  const readBatch = async (after: ChangeCursor, withAttempts: boolean) => {
+    const range = { afterXid: after.xid, afterChangeId: after.changeId, limit: batchSize };
+    const [letters, attempts] = await Promise.all([
+      readDeadLetterChanges(deps.db, range),
+      withAttempts ? readDeliveryAttemptChanges(deps.db, range) : Promise.resolve(null),
+    ]);
+    const horizon = attempts && attempts.horizon < letters.horizon ? attempts.horizon : letters.horizon;
+    const bounds = [letters.rows, attempts?.rows ?? []].filter((rows) => rows.length === batchSize).map((rows) => stampOf(rows.at(-1)!));
+    const bound = bounds.sort(compareCursors)[0];
+    const keep = <T extends { changeXid: string; changeId: bigint }>(rows: T[]) =>
+      rows.filter((row) => BigInt(row.changeXid) < horizon && (!bound || compareCursors(stampOf(row), bound) <= 0));
+    return { letters: keep(letters.rows), attempts: keep(attempts?.rows ?? []), more: bound !== undefined };
+  };
+
+  const readOnce = async (): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const { letters, attempts, more } = await readBatch(cursor, true);
+      if (letters.length + attempts.length === 0) return total;
+      const batch = await toBatch(letters, attempts);
+      cursor = [...letters.map(stampOf), ...attempts.map(stampOf)].sort(compareCursors).at(-1)!;
+      for (const row of [...letters, ...attempts]) if (row.changeId > seenMax) seenMax = row.changeId;
+      total += letters.length + attempts.length;
+      published += letters.length + attempts.length;
+      deps.events.pubsub.publish('changeBatch', batch);
+      if (!more) return total;
+    }
+  };
+
+  const toBatch = async (letters: DeadLetterChangeRow[], attempts: DeliveryAttemptChangeRow[]): Promise<ChangeBatch> => {
+    const parents = new Map(letters.map((d) => [d.id, d]));
+    const missing = [...new Set(attempts.map((a) => a.deadLetterId).filter((id) => !parents.has(id)))];
+    if (missing.length) {
+      const rows = await deps.db.deadLetter.findMany({ where: { id: { in: missing } } });
+      for (const row of rows) parents.set(row.id, row as unknown as DeadLetterChangeRow);
+    }
+    return {
+      deadLetters: letters.map(toDeadLetterEvent),
+      attempts: attempts.map((a) => ({ cursor: stampOf(a), attempt: a, deadLetter: parents.get(a.deadLetterId) ?? null })),
+    };
+  };
+
+  const trigger = () => {
+    if (!running) return;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        try {
+          const n = await readOnce();
+          if (n > 0) logger.debug({ changes: n }, 'published changes');
+        } catch (error) {
+          logger.error({ err: error }, 'change feed read failed; retrying on the next trigger');
+        }
+      } while (again && running);
+      reading = null;
+      for (const resolve of waiters.splice(0)) resolve();
+      if (seenMax >= hintedMax) behindSince = null;
+      const fallbackMs = fallbackPollMs;
+      // A forged hint can name a change id that never comes: then this polls every CHASE_MAX_MS.
+      if (hintedMax > seenMax) {
+        schedule(Math.min(chaseMs, fallbackMs));
+        chaseMs = Math.min(chaseMs * 2, CHASE_MAX_MS);
+      } else schedule(fallbackMs);
+    })();
+  };
+
+  const schedule = (ms: number) => {
+    clearTimeout(timer);
+    if (running) timer = setTimeout(trigger, ms);
+  };
+
+  deps.listener.onHint((hint) => {
+    if (hint.maxChangeId > hintedMax) hintedMax = hint.maxChangeId;
+    if (hintedMax > seenMax) behindSince ??= Date.now();
+    chaseMs = CHASE_MIN_MS;
+    trigger();
+  });
+  deps.listener.onConnected(() => {
+    if (!running) return;
+    const before = published;
+    catchUps += 1;
+    const done = new Promise<void>((resolve) => waiters.push(resolve));
+    trigger();
+    void done.then(() => logger.info({ changes: published - before, catchUps }, 'caught up after the listener (re)connected'));
+  });
+
+  return {
+    events: deps.events,
+    maxQueuedEvents: deps.maxQueuedEvents ?? DEFAULT_MAX_QUEUED_EVENTS,
+    async start() {
+      cursor = { xid: await readChangeHorizon(deps.db), changeId: 0n };
+      running = true;
+      schedule(fallbackPollMs);
+    },
+    async stop() {
+      running = false;
+      clearTimeout(timer);
+      await reading;
+      for (const resolve of waiters.splice(0)) resolve();
+    },
+    cursor: () => cursor,
+    setFallbackPollMs(ms) {
+      if (ms === fallbackPollMs) return;
+      fallbackPollMs = ms;
+      if (running && !reading) schedule(ms);
+    },
+    stats: () => ({ published, catchUps, lagSeconds: behindSince === null ? 0 : (Date.now() - behindSince) / 1000 }),
+    caughtUp() {
+      const done = new Promise<void>((resolve) => waiters.push(resolve));
+      trigger();
+      return done;
+    },
+    async *replayDeadLetterChanges(after) {
+      let from = after;
+      for (;;) {
+        const { letters, more } = await readBatch(from, false);
+        if (letters.length === 0) return;
+        yield letters.map(toDeadLetterEvent);
+        from = stampOf(letters.at(-1)!);
+        if (!more) return;
+      }
+    },
+  };
+}
+
+function stampOf(row: { changeXid: string; changeId: bigint }): ChangeCursor {
+  return { xid: BigInt(row.changeXid), changeId: row.changeId };
+}
+
+function toDeadLetterEvent(row: DeadLetterChangeRow): DeadLetterChangeEvent {
+  return { cursor: stampOf(row), deadLetter: row, isNew: row.version === 0 };
+}

@@ -1,0 +1,97 @@
+// The redrive runner. Lifecycle: idle → (poll finds a RUNNING redrive, takes its lease) →
+// batches, each followed by a pause that keeps the rate → idle when it completes, is paused or
+// cancelled, or the lease is lost. stop() ends the current wait at once and returns after the
+// batch in flight (a batch is one statement: it either happened or did not).
+// A crashed runner's lease expires and another process resumes from the redrive's last_id.
+import { EventEmitter, once } from 'node:events';
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../db/createDb.ts';
+import { claimRedrive } from '../db/sql/claimRedrive.ts';
+import { runRedriveBatch } from '../domain/redrives.ts';
+import type { Logger } from '../logger.ts';
+
+export const DEFAULT_REDRIVE_POLL_INTERVAL_MS = 1_000;
+export const DEFAULT_REDRIVE_LEASE_SECONDS = 30;
+
+export interface RedriveRunnerDeps {
+  db: Db;
+  logger: Logger;
+  owner?: string;
+  pollIntervalMs?: number;
+  leaseSeconds?: number;
+}
+
+export interface RedriveRunnerEvents {
+  batch: [{ redriveId: bigint; scanned: number; requeued: number; completed: boolean }];
+}
+
+export interface RedriveRunner {
+  readonly owner: string;
+  /** 'batch' after every committed batch (awaitable in tests). */
+  readonly events: EventEmitter<RedriveRunnerEvents>;
+  stop(): Promise<void>;
+}
+
+export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
+  const owner = deps.owner ?? `redrive-${randomUUID()}`;
+  const pollIntervalMs = deps.pollIntervalMs ?? DEFAULT_REDRIVE_POLL_INTERVAL_MS;
+  const leaseSeconds = deps.leaseSeconds ?? DEFAULT_REDRIVE_LEASE_SECONDS;
+  const events = new EventEmitter<RedriveRunnerEvents>();
+  const abort = new AbortController();
+  const logger = deps.logger.child({ component: 'redrive', owner });
+
+  const sleep = async (ms: number) => {
+    if (ms <= 0 || abort.signal.aborted) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      abort.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    });
+  };
+
+  const drive = async (redriveId: bigint, ratePerSecond: number) => {
+    while (!abort.signal.aborted) {
+      const started = Date.now();
+      const result = await runRedriveBatch(deps.db, { redriveId, owner, leaseSeconds });
+      if (!result.held) return;
+      events.emit('batch', { redriveId, scanned: result.scanned, requeued: result.requeued, completed: result.completed });
+      if (result.completed) {
+        logger.info({ redriveId }, 'redrive completed');
+        return;
+      }
+      await sleep((result.scanned / ratePerSecond) * 1000 - (Date.now() - started));
+    }
+  };
+
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        const redriveId = await claimRedrive(deps.db, { owner, leaseSeconds });
+        if (redriveId !== null) {
+          const { ratePerSecond } = await deps.db.redrive.findUniqueOrThrow({ where: { id: redriveId }, select: { ratePerSecond: true } });
+          await drive(redriveId, ratePerSecond);
+          continue;
+        }
+      } catch (error) {
+        logger.error({ err: error }, 'redrive pass failed; retrying after the poll interval');
+      }
+      await sleep(pollIntervalMs);
+    }
+  })();
+
+  return {
+    owner,
+    events,
+    async stop() {
+      abort.abort();
+      await loop;
+    },
+  };
+}
+
+/** Resolves with the next batch event of `redriveId` (test helper for awaiting progress). */
+export async function nextBatch(runner: RedriveRunner, redriveId: bigint) {
+  for (;;) {
+    const [event] = await once(runner.events, 'batch');
+    if (event.redriveId === redriveId) return event;
+  }
+}

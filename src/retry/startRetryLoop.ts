@@ -1,0 +1,124 @@
+// The retry loop: passes back to back while batches come back full, otherwise one pass per
+// poll interval or wake-up (the change feed's hint), whichever comes first. NOTIFY is only a
+// hint: the timer alone keeps events moving.
+//
+// States: RUNNING → (stop()) DRAINING → STOPPED.
+//  RUNNING   runs passes; a failed pass is logged and emitted as `passFailed`, then it waits.
+//  DRAINING  no new claims and no new deliveries; in-flight ones get `shutdownTimeoutMs` to
+//            finish, then they are aborted and their events released (attempt refunded).
+//  STOPPED   stop() has resolved; the wake subscription is gone.
+// Retention runs between passes every `retentionIntervalMs`, guarded by an advisory lock.
+// Events: `passCompleted` (RetryPassSummary) after every pass, `passFailed` (error), `purged` (count).
+import { EventEmitter } from 'node:events';
+import type { Db } from '../db/createDb.ts';
+import { purgeFinishedDeadLetters } from '../db/sql/purgeFinishedDeadLetters.ts';
+import type { Logger } from '../logger.ts';
+import type { Deliver } from './delivery.ts';
+import type { RetryMetrics } from './metrics.ts';
+import { createPolicyCache } from './policyCache.ts';
+import { runRetryPass, type RetryPassConfig, type RetryPassSummary } from './runRetryPass.ts';
+
+export interface RetryLoopConfig extends RetryPassConfig {
+  pollIntervalMs: number;
+  shutdownTimeoutMs: number;
+  /** Purge finished events older than this; null keeps them forever. */
+  retentionMs: number | null;
+  retentionIntervalMs: number;
+}
+
+export interface RetryLoopDeps {
+  db: Db;
+  deliver: Deliver;
+  config: RetryLoopConfig;
+  logger: Logger;
+  inProcessEventTypes?: readonly string[];
+  /** Subscribes to wake-up hints (e.g. the change feed); returns an unsubscribe function. */
+  wake?: (fn: () => void) => () => void;
+  random?: () => number;
+  metrics?: RetryMetrics;
+}
+
+export interface RetryLoop {
+  /** Emits `passCompleted`, `passFailed` and `purged`. */
+  readonly events: EventEmitter;
+  /** Wakes the loop now instead of at the next poll. */
+  poke(): void;
+  stop(): Promise<void>;
+}
+
+const RETENTION_BATCH = 5_000;
+const POLICY_CACHE_MS = 1_000;
+
+export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
+  const { config, logger } = deps;
+  const events = new EventEmitter();
+  const drain = new AbortController();
+  const abort = new AbortController();
+  let wakeUp: () => void = () => {};
+  let pendingWake = false;
+  const poke = () => {
+    pendingWake = true;
+    wakeUp();
+  };
+  const unsubscribe = deps.wake?.(poke) ?? (() => {});
+  let lastRetentionMs = 0;
+  const policies = createPolicyCache(deps.db, POLICY_CACHE_MS);
+
+  const waitForWork = () => new Promise<void>((resolve) => {
+    if (pendingWake || drain.signal.aborted) return resolve();
+    const timer = setTimeout(done, config.pollIntervalMs);
+    function done() {
+      clearTimeout(timer);
+      wakeUp = () => {};
+      resolve();
+    }
+    wakeUp = done;
+  });
+
+  const running = (async () => {
+    while (!drain.signal.aborted) {
+      pendingWake = false;
+      let summary: RetryPassSummary | null = null;
+      try {
+        summary = await runRetryPass({ ...deps, policies, drainSignal: drain.signal, abortSignal: abort.signal });
+        events.emit('passCompleted', summary);
+      } catch (error) {
+        logger.error({ err: error }, 'retry pass failed; retrying after the poll interval');
+        events.emit('passFailed', error);
+      }
+      await runRetention();
+      if (summary?.claimed !== config.batchSize) await waitForWork();
+    }
+  })();
+
+  async function runRetention() {
+    if (config.retentionMs === null || Date.now() - lastRetentionMs < config.retentionIntervalMs || drain.signal.aborted) return;
+    lastRetentionMs = Date.now();
+    try {
+      const purged = await purgeFinishedDeadLetters(deps.db, config.retentionMs, RETENTION_BATCH);
+      if (purged !== null) events.emit('purged', purged);
+      // A full batch means more is waiting: come back at the next pass rather than hold the loop.
+      if (purged === RETENTION_BATCH) lastRetentionMs = 0;
+    } catch (error) {
+      logger.error({ err: error }, 'retention purge failed');
+    }
+  }
+
+  return {
+    events,
+    poke,
+    async stop() {
+      if (!drain.signal.aborted) {
+        unsubscribe();
+        drain.abort();
+        wakeUp();
+      }
+      const force = setTimeout(() => abort.abort(), config.shutdownTimeoutMs);
+      try {
+        await running;
+      } finally {
+        clearTimeout(force);
+      }
+    },
+  };
+}

@@ -1,0 +1,196 @@
+// Composition: database (external or embedded) → migrations → pool + Prisma → GraphQL → HTTP.
+// Every step registers its own undo, so a failure half-way stops what already started.
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { authStartupProblem, createApiKeyAuthenticator, isLoopbackHost } from './auth/apiKeys.ts';
+import type { Config } from './config.ts';
+import { createDb } from './db/createDb.ts';
+import { startEmbeddedPostgres } from './db/embedded.ts';
+import { describeConnectionError, isConnectionError } from './db/errors.ts';
+import { migrate, readMigrations } from './db/migrate.ts';
+import { createGraphQLServer } from './graphql/server.ts';
+import { limitRequestBody } from './http/bodyLimit.ts';
+import { startRedriveRunner } from './redrive/redriveRunner.ts';
+import { attachGraphQLWebSocket } from './graphql/webSocket.ts';
+import { createLivePubSub } from './events/liveEvents.ts';
+import { createChangeFeed, DEFAULT_FALLBACK_POLL_MS } from './notify/changeFeed.ts';
+import { createChangeListener, type ChangeListener } from './notify/changeListener.ts';
+import { createListenerHealth } from './notify/listenerHealth.ts';
+import { registerLiveMetrics } from './notify/liveMetrics.ts';
+import type { Logger } from './logger.ts';
+import { createRetryMetrics } from './retry/metrics.ts';
+import { startRollupCompaction } from './domain/statsRollups.ts';
+import { startRetryService, type RetryServiceOptions } from './retry/startRetryService.ts';
+
+/** A start-up failure with a message meant for the operator, printed as one line. */
+export class StartupError extends Error {
+  override name = 'StartupError';
+}
+
+export interface RunningService {
+  /** Base URL of the HTTP server, e.g. http://127.0.0.1:4000 */
+  url: string;
+  databaseUrl: string;
+  close(): Promise<void>;
+}
+
+export async function startService(config: Config, logger: Logger, options: RetryServiceOptions = {}): Promise<RunningService> {
+  const undo: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const step of undo.reverse().splice(0)) {
+      await step().catch((error: unknown) => logger.warn({ err: error }, 'error during shutdown'));
+    }
+  };
+  try {
+    const authProblem = authStartupProblem({ keyCount: config.apiKeys.length, host: config.host, allowInsecure: config.allowInsecure });
+    if (authProblem) throw new StartupError(authProblem);
+    if (config.apiKeys.length === 0) {
+      logger.warn({ host: config.host, loopback: isLoopbackHost(config.host) },
+        'no API keys configured (LAZARUS_API_KEYS): every caller is the local admin');
+    } else {
+      logger.info({ keys: config.apiKeys.map((k) => ({ name: k.name, role: k.role })) }, 'API keys loaded');
+    }
+    let databaseUrl = config.databaseUrl;
+    if (!databaseUrl) {
+      const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, logger });
+      undo.push(() => embedded.stop());
+      databaseUrl = embedded.url;
+    }
+
+    await migrate(databaseUrl, { logger }).catch((error: unknown) => {
+      if (isConnectionError(error)) throw new StartupError(describeConnectionError(databaseUrl, error), { cause: error });
+      throw error;
+    });
+    const migrationNames = (await readMigrations()).map((m) => m.name);
+
+    const api = createDb(databaseUrl, {
+      ...config.db,
+      applicationName: 'lazarus-api',
+      onIdleError: (error) => logger.warn({ err: error.message }, 'an idle API database connection broke'),
+    });
+    undo.push(() => api.close());
+
+    // The feed registers its handlers and takes its cursor before LISTEN starts; the listener's
+    // first `connected` then triggers the first catch-up.
+    const listener = createChangeListener({ url: databaseUrl, logger });
+    const feed = createChangeFeed({ db: api.db, listener, events: createLivePubSub(), logger });
+    await feed.start();
+    undo.push(() => feed.stop());
+    await listener.start();
+    undo.push(() => listener.stop());
+    // Start-up self-probe, then a heartbeat: NOTIFY must really reach the LISTEN session.
+    const health = createListenerHealth({
+      listener,
+      feed,
+      logger,
+      normalPollMs: DEFAULT_FALLBACK_POLL_MS,
+      notify: async (channel, payload) => void (await api.pool.query('select pg_notify($1, $2)', [channel, payload])),
+    });
+    await health.start();
+    undo.push(async () => health.stop());
+
+    const authenticate = createApiKeyAuthenticator(config.apiKeys);
+    const yoga = createGraphQLServer({
+      db: api.db,
+      logger,
+      graphiql: config.graphiqlEnabled,
+      http: config.http,
+      authenticate,
+      writeConfig: config.writes,
+      live: feed,
+      isReady: async () => {
+        const state = health.state();
+        if (state === 'disconnected' || state === 'starting') return false;
+        const done = await api.pool.query<{ n: number }>(
+          `select count(*)::int as n from _prisma_migrations
+            where finished_at is not null and rolled_back_at is null and migration_name = any($1)`,
+          [migrationNames],
+        );
+        if (done.rows[0]?.n !== migrationNames.length) return false;
+        // Still serving, with subscriptions fed by polling: ready, but saying so.
+        if (state === 'degraded') return Response.json({ status: 'degraded', reason: 'NOTIFY does not reach the listener; the change feed polls' });
+        return true;
+      },
+    });
+    undo.push(async () => yoga.dispose());
+
+    const redrives = startRedriveRunner({ db: api.db, logger });
+    undo.push(() => redrives.stop());
+
+    const rollups = startRollupCompaction({ db: api.db, logger });
+    undo.push(() => rollups.stop());
+
+    const metrics = createRetryMetrics(api.db);
+    registerLiveMetrics(metrics.registry, { listener, feed, health });
+    if (config.retry.enabled) {
+      // The change feed's hints wake the loop at once; its own timer still polls without them.
+      const wake = options.wake ?? wakeOnDeadLetterHints(listener);
+      const retry = startRetryService(databaseUrl, config, logger, { ...options, wake, metrics });
+      undo.push(() => retry.stop());
+    }
+
+    const handleGraphQL = limitRequestBody(yoga, config.http.maxBatchBodyBytes);
+    const server = createServer((req, res) => {
+      if (req.method === 'GET' && req.url === '/metrics') {
+        metrics.registry.metrics().then(
+          (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
+          (error: unknown) => {
+            logger.error({ err: error }, 'collecting metrics failed');
+            res.writeHead(503).end();
+          },
+        );
+        return;
+      }
+      handleGraphQL(req, res);
+    });
+    server.requestTimeout = 60_000;
+    server.headersTimeout = 15_000;
+    await listen(server, config.port, config.host);
+    undo.push(() => closeServer(server));
+    const webSocket = attachGraphQLWebSocket({ server, yoga, authenticate, logger });
+    undo.push(() => webSocket.close());
+    const { port } = server.address() as AddressInfo;
+    const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+    return { url: `http://${host}:${port}`, databaseUrl, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Wake-ups for the retry loop from the change listener's hints about dead_letters. */
+function wakeOnDeadLetterHints(listener: ChangeListener): (fn: () => void) => () => void {
+  return (fn) => {
+    let active = true;
+    listener.onHint((hint) => {
+      if (active && hint.table === 'dead_letters') fn();
+    });
+    return () => {
+      active = false;
+    };
+  };
+}
+
+async function listen(server: Server, port: number, host: string): Promise<void> {
+  server.listen(port, host);
+  try {
+    await once(server, 'listening');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new StartupError(`port ${port} on ${host} is already in use; set PORT to a free port`, { cause: error });
+    if (code === 'EADDRNOTAVAIL') throw new StartupError(`cannot listen on ${host}: no such local address; check HOST`, { cause: error });
+    if (code === 'EACCES') throw new StartupError(`not allowed to listen on ${host}:${port}; use a port above 1023`, { cause: error });
+    throw error;
+  }
+}
+
+async function closeServer(server: Server): Promise<void> {
+  const closed = once(server, 'close');
+  server.close();
+  // Keep-alive and streaming connections would hold close() open; idle ones go now, the rest shortly.
+  server.closeIdleConnections();
+  const timer = setTimeout(() => server.closeAllConnections(), 2_000);
+  await closed;
+  clearTimeout(timer);
+}

@@ -1,0 +1,9 @@
+declare module 'async-exit-hook' {
+  interface ExitHook {
+    (hook: (done: () => void) => void): void;
+    unhookEvent(event: string): void;
+    hookedEvents(): string[];
+  }
+  const exitHook: ExitHook;
+  export default exitHook;
+}

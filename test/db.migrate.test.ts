@@ -1,0 +1,123 @@
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { checksumOf, DEFAULT_MIGRATIONS_DIR, migrate, MigrationError, readMigrations } from '../src/db/migrate.ts';
+import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
+
+const adminUrl = inject('adminUrl');
+const created: string[] = [];
+const tempDirs: string[] = [];
+
+async function emptyDatabase(): Promise<string> {
+  const name = randomDatabaseName('lazarus_m');
+  created.push(name);
+  return createDatabase(adminUrl, name);
+}
+
+async function copyOfMigrations(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'lazarus-migrations-'));
+  tempDirs.push(dir);
+  await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
+  return dir;
+}
+
+async function migrationRows(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const result = await client.query(
+      'select migration_name, checksum, finished_at, applied_steps_count, logs, rolled_back_at from _prisma_migrations order by started_at',
+    );
+    return result.rows;
+  } finally {
+    await client.end();
+  }
+}
+
+afterEach(async () => {
+  await Promise.all(tempDirs.splice(0).map((d) => rm(d, { recursive: true, force: true })));
+});
+afterAll(async () => {
+  for (const name of created) await dropDatabase(adminUrl, name);
+});
+
+describe('migrate', () => {
+  it('applies every migration once and records it the way Prisma does', async () => {
+    const url = await emptyDatabase();
+    const local = await readMigrations();
+
+    const first = await migrate(url);
+    const second = await migrate(url);
+
+    expect(first.applied).toEqual(local.map((m) => m.name));
+    expect(second.applied).toEqual([]);
+    const rows = await migrationRows(url);
+    expect(rows).toHaveLength(local.length);
+    for (const [i, row] of rows.entries()) {
+      expect(row.migration_name).toBe(local[i]!.name);
+      expect(row.checksum).toMatch(/^[0-9a-f]{64}$/);
+      expect(row.checksum).toBe(checksumOf(local[i]!.sql));
+      expect(row.finished_at).toBeInstanceOf(Date);
+      expect(row.applied_steps_count).toBe(1);
+      expect(row.logs).toBeNull();
+    }
+  });
+
+  it('migrates exactly once when two processes start against one empty database', async () => {
+    const url = await emptyDatabase();
+
+    const results = await Promise.all([migrate(url), migrate(url), migrate(url)]);
+
+    const appliedCounts = results.map((r) => r.applied.length).sort();
+    const total = (await readMigrations()).length;
+    expect(appliedCounts).toEqual([0, 0, total]);
+    expect(await migrationRows(url)).toHaveLength(total);
+  });
+
+  it('refuses to run when an applied migration was edited', async () => {
+    const url = await emptyDatabase();
+    const dir = await copyOfMigrations();
+    await migrate(url, { migrationsDir: dir });
+    const [first] = await readMigrations(dir);
+    await writeFile(join(dir, first!.name, 'migration.sql'), `${first!.sql}\n-- an innocent-looking edit\n`);
+
+    const attempt = migrate(url, { migrationsDir: dir });
+
+    await expect(attempt).rejects.toThrow(MigrationError);
+    await expect(attempt).rejects.toThrow(/was edited after it was applied/);
+  });
+
+  it('accepts a migration whose only change is its line endings', async () => {
+    const url = await emptyDatabase();
+    const dir = await copyOfMigrations();
+    await migrate(url, { migrationsDir: dir });
+    const [first] = await readMigrations(dir);
+    await writeFile(join(dir, first!.name, 'migration.sql'), first!.sql.replace(/\n/g, '\r\n'));
+
+    await expect(migrate(url, { migrationsDir: dir })).resolves.toEqual({ applied: [] });
+  });
+
+  it('records a failed migration, rolls its changes back, and refuses to start until it is resolved', async () => {
+    const url = await emptyDatabase();
+    const dir = await copyOfMigrations();
+    await mkdir(join(dir, '29990101000000_broken'));
+    await writeFile(
+      join(dir, '29990101000000_broken', 'migration.sql'),
+      'create table half_done (id int);\nselect no_such_function();\n',
+    );
+
+    await expect(migrate(url, { migrationsDir: dir })).rejects.toThrow(/migration 29990101000000_broken failed/);
+
+    const broken = (await migrationRows(url)).find((r) => r.migration_name === '29990101000000_broken');
+    expect(broken).toMatchObject({ finished_at: null, applied_steps_count: 0 });
+    expect(broken!.logs).toMatch(/no_such_function/);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    const table = await client.query(`select to_regclass('half_done') as t`);
+    await client.end();
+    expect(table.rows[0].t).toBeNull();
+    await expect(migrate(url, { migrationsDir: dir })).rejects.toThrow(/failed earlier and was not resolved/);
+  });
+});

@@ -1,0 +1,180 @@
+import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { useTestDatabase } from './helpers/db.ts';
+
+const t = useTestDatabase();
+
+async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: t.url });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+describe('a dead letter written with plain SQL', () => {
+  it('gets sensible defaults for every column the producer leaves out', async () => {
+    const row = await withClient(async (c) => {
+      const r = await c.query(
+        `INSERT INTO dead_letters (event_type, payload, error_message)
+         VALUES ('order.placed', '{"orderId": 7}', 'HTTP 503 from inventory-service')
+         RETURNING *, now() as tx_now, change_xid::text as xid`,
+      );
+      return r.rows[0];
+    });
+
+    expect(row).toMatchObject({
+      event_type: 'order.placed',
+      queue: 'default',
+      source: 'unknown',
+      payload: { orderId: 7 },
+      headers: {},
+      error_kind: 'UNKNOWN',
+      error_message: 'HTTP 503 from inventory-service',
+      error_stack: null,
+      status: 'PENDING',
+      attempts: 0,
+      max_attempts: null,
+      lease_owner: null,
+      resolved_at: null,
+      version: 0,
+    });
+    expect(row.next_attempt_at).toEqual(row.tx_now);
+    expect(row.created_at).toEqual(row.tx_now);
+    expect(BigInt(row.change_id)).toBeGreaterThan(0n);
+    expect(BigInt(row.xid)).toBeGreaterThan(0n);
+  });
+
+  it('is stamped with a fresh change cursor and version on every update, whatever the writer sends', async () => {
+    await withClient(async (c) => {
+      const inserted = (await c.query(
+        `INSERT INTO dead_letters (event_type, change_id, version) VALUES ('a', 1, 99) RETURNING id, change_id, version`,
+      )).rows[0];
+      const updated = (await c.query(
+        `UPDATE dead_letters SET error_message = 'x', change_id = 1 WHERE id = $1 RETURNING change_id, version`,
+        [inserted.id],
+      )).rows[0];
+
+      expect(BigInt(inserted.change_id)).not.toBe(1n);
+      expect(BigInt(updated.change_id)).toBeGreaterThan(BigInt(inserted.change_id));
+      expect(updated.version).toBe(100);
+    });
+  });
+
+  it('keeps resolved_at in step with the status', async () => {
+    await withClient(async (c) => {
+      const { id } = (await c.query(`INSERT INTO dead_letters (event_type) VALUES ('a') RETURNING id`)).rows[0];
+      const resolved = (await c.query(
+        `UPDATE dead_letters SET status = 'RESOLVED', resolved_by = 'ops', resolution_reason = 'fixed by hand'
+          WHERE id = $1 RETURNING resolved_at, resolved_by`,
+        [id],
+      )).rows[0];
+      const reopened = (await c.query(
+        `UPDATE dead_letters SET status = 'PENDING' WHERE id = $1 RETURNING resolved_at, resolved_by, resolution_reason`,
+        [id],
+      )).rows[0];
+
+      expect(resolved.resolved_at).toBeInstanceOf(Date);
+      expect(resolved.resolved_by).toBe('ops');
+      expect(reopened).toEqual({ resolved_at: null, resolved_by: null, resolution_reason: null });
+    });
+  });
+
+  it.each([
+    ['an empty event type', `INSERT INTO dead_letters (event_type) VALUES ('')`, 'dead_letters_event_type_check'],
+    ['a payload over 256 KiB', `INSERT INTO dead_letters (event_type, payload) VALUES ('a', jsonb_build_object('x', repeat('y', 262200)))`, 'dead_letters_payload_size_check'],
+    ['headers that are not an object', `INSERT INTO dead_letters (event_type, headers) VALUES ('a', '[1]')`, 'dead_letters_headers_size_check'],
+    ['PROCESSING without a lease', `INSERT INTO dead_letters (event_type, status) VALUES ('a', 'PROCESSING')`, 'dead_letters_lease_check'],
+    ['a lease on a PENDING row', `INSERT INTO dead_letters (event_type, lease_owner, lease_token, lease_expires_at) VALUES ('a', 'w', gen_random_uuid(), now())`, 'dead_letters_lease_check'],
+    ['PENDING with no due time', `INSERT INTO dead_letters (event_type, next_attempt_at) VALUES ('a', NULL)`, 'dead_letters_pending_due_check'],
+    ['negative attempts', `INSERT INTO dead_letters (event_type, attempts) VALUES ('a', -1)`, 'dead_letters_attempts_check'],
+    ['a zero max-attempts override', `INSERT INTO dead_letters (event_type, max_attempts) VALUES ('a', 0)`, 'dead_letters_max_attempts_check'],
+  ])('rejects %s and writes nothing', async (_name, sql, constraint) => {
+    await withClient(async (c) => {
+      await expect(c.query(sql)).rejects.toMatchObject({ code: '23514', constraint });
+      const count = await c.query('select count(*)::int as n from dead_letters');
+      expect(count.rows[0].n).toBe(0);
+    });
+  });
+
+  it('stores a dedupe key at most once', async () => {
+    await withClient(async (c) => {
+      await c.query(`INSERT INTO dead_letters (event_type, dedupe_key) VALUES ('a', 'k1')`);
+      await expect(c.query(`INSERT INTO dead_letters (event_type, dedupe_key) VALUES ('a', 'k1')`)).rejects.toMatchObject({
+        code: '23505',
+        constraint: 'dead_letters_dedupe_key_key',
+      });
+      await c.query(`INSERT INTO dead_letters (event_type) VALUES ('a'), ('a')`);
+      expect((await c.query('select count(*)::int as n from dead_letters')).rows[0].n).toBe(3);
+    });
+  });
+});
+
+describe('the NOTIFY hint', () => {
+  async function collectHints(fn: (writer: pg.Client) => Promise<void>): Promise<Record<string, unknown>[]> {
+    return withClient(async (listener) => {
+      const hints: Record<string, unknown>[] = [];
+      listener.on('notification', (n) => hints.push(JSON.parse(n.payload ?? 'null')));
+      await listener.query('LISTEN lazarus_changes');
+      await withClient(fn);
+      // Round trip on the listener: notifications committed before this query arrive before its result.
+      await listener.query('select 1');
+      return hints;
+    });
+  }
+
+  it('sends one small hint per statement with ids and the highest change id, never the payload', async () => {
+    const hints = await collectHints(async (w) => {
+      await w.query(`INSERT INTO dead_letters (event_type, payload) VALUES ('a', '{"secret": "s1"}'), ('a', '{"secret": "s2"}'), ('a', '{}')`);
+    });
+
+    expect(hints).toHaveLength(1);
+    const rows = await withClient(async (c) => (await c.query('select id, change_id from dead_letters order by id')).rows);
+    expect(hints[0]).toEqual({
+      t: 'dead_letters',
+      op: 'insert',
+      n: 3,
+      max: Math.max(...rows.map((r) => Number(r.change_id))),
+      ids: rows.map((r) => Number(r.id)),
+    });
+    expect(JSON.stringify(hints)).not.toContain('secret');
+  });
+
+  it('caps the ids in a hint at 50 but still counts every row', async () => {
+    const hints = await collectHints(async (w) => {
+      await w.query(`INSERT INTO dead_letters (event_type) SELECT 'bulk' FROM generate_series(1, 120)`);
+    });
+
+    expect(hints).toHaveLength(1);
+    expect(hints[0]).toMatchObject({ t: 'dead_letters', op: 'insert', n: 120 });
+    expect(hints[0]!.ids).toHaveLength(50);
+  });
+
+  it('sends nothing for a statement that changes no rows, and is delivered only on commit', async () => {
+    const hints = await collectHints(async (w) => {
+      await w.query(`UPDATE dead_letters SET queue = 'x' WHERE false`);
+      await w.query('BEGIN');
+      await w.query(`INSERT INTO dead_letters (event_type) VALUES ('rolled-back')`);
+      await w.query('ROLLBACK');
+    });
+
+    expect(hints).toEqual([]);
+  });
+
+  it('hints delivery attempts too', async () => {
+    const hints = await collectHints(async (w) => {
+      const { id } = (await w.query(`INSERT INTO dead_letters (event_type) VALUES ('a') RETURNING id`)).rows[0];
+      await w.query(
+        `INSERT INTO delivery_attempts (dead_letter_id, attempt_number, worker_id, duration_ms, outcome) VALUES ($1, 1, 'w1', 12, 'FAILED')`,
+        [id],
+      );
+    });
+
+    expect(hints.map((h) => [h.t, h.op])).toEqual([
+      ['dead_letters', 'insert'],
+      ['delivery_attempts', 'insert'],
+    ]);
+  });
+});

@@ -1,0 +1,143 @@
+import { once } from 'node:events';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import type { Config } from '../src/config.ts';
+import { limitRequestBody } from '../src/http/bodyLimit.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { execute, testServer } from './helpers/graphql.ts';
+
+const t = useTestDatabase();
+
+function serverWith(http: Partial<Config['http']> = {}) {
+  return testServer(t.db, { http });
+}
+
+describe('query limits', () => {
+  it('rejects a query nested deeper than the limit', async () => {
+    const tooDeep = '{ deadLetters { edges { node { deliveryAttempts { a { b { c { d { e } } } } } } } } }';
+    const { body } = await execute(serverWith(), tooDeep);
+    expect(body.data ?? null).toBeNull();
+    expect(body.errors?.map((e) => e.message).join('\n')).toMatch(/depth limit of 8 exceeded/i);
+  });
+
+  it('accepts the deepest real query, also through fragments', async () => {
+    const nested = `query { deadLetters { edges { node { ...F } } pageInfo { hasNextPage } } }
+      fragment F on DeadLetter { deliveryAttempts { id outcome } error { kind } }`;
+    expect((await execute(serverWith(), nested)).body.errors).toBeUndefined();
+  });
+
+  it('rejects a query whose cost (pages multiplied by their size) is over the limit', async () => {
+    const node = 'id eventType queue source status attempts payload headers createdAt updatedAt nextAttemptAt version error { kind message stack } deliveryAttempts { id attemptNumber outcome statusCode durationMs startedAt finishedAt errorMessage }';
+    const affordable = await execute(serverWith(), `{ deadLetters(first: 50) { edges { node { ${node} } } } }`);
+    const tooCostly = await execute(serverWith(), `{ deadLetters(first: 500) { edges { node { ${node} } } } }`);
+    expect(affordable.body.errors).toBeUndefined();
+    expect(tooCostly.body.data ?? null).toBeNull();
+    expect(tooCostly.body.errors?.[0]?.message).toMatch(/cost limit of 50000 exceeded/i);
+  });
+
+  it('rejects more aliases than the limit', async () => {
+    const aliases = Array.from({ length: 11 }, (_, i) => `a${i}: deadLetters { totalCount }`).join(' ');
+    const { body } = await execute(serverWith(), `{ ${aliases} }`);
+    expect(body.data).toBeUndefined();
+    expect(body.errors?.[0]?.message).toMatch(/alias/i);
+  });
+
+  it('rejects a query over the token limit', async () => {
+    const fields = Array.from({ length: 2100 }, () => '__typename').join(' ');
+    const { body } = await execute(serverWith(), `{ ${fields} }`);
+    expect(body.data ?? null).toBeNull();
+    expect(JSON.stringify(body.errors)).toMatch(/token/i);
+  });
+
+  it('answers introspection only when it is enabled', async () => {
+    const query = '{ __schema { queryType { name } } }';
+    expect((await execute(serverWith({ introspection: true }), query)).body).toEqual({ data: { __schema: { queryType: { name: 'Query' } } } });
+    const closed = await execute(serverWith({ introspection: false }), query);
+    expect(closed.body.data ?? null).toBeNull();
+    expect(closed.body.errors?.[0]?.message).toMatch(/introspection/i);
+  });
+});
+
+describe('CSRF and CORS', () => {
+  it('refuses a GET operation without the CSRF header, and accepts it with the header', async () => {
+    const server = serverWith();
+    const url = 'http://lazarus/graphql?query=' + encodeURIComponent('{ __typename }');
+    const bare = await server.fetch(url, { method: 'GET' });
+    const withHeader = await server.fetch(url, { method: 'GET', headers: { 'x-graphql-yoga-csrf': '1' } });
+    expect(bare.status).toBe(403);
+    expect(withHeader.status).toBe(200);
+  });
+
+  it('grants no cross-origin access by default', async () => {
+    const response = await serverWith().fetch('http://lazarus/graphql', {
+      method: 'OPTIONS',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'POST' },
+    });
+    expect(response.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('grants cross-origin access to listed origins only, without credentials', async () => {
+    const server = serverWith({ corsOrigins: ['https://ops.example.com'] });
+    const preflight = (origin: string) =>
+      server.fetch('http://lazarus/graphql', { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+    const allowed = await preflight('https://ops.example.com');
+    const denied = await preflight('https://evil.example');
+    expect(allowed.headers.get('access-control-allow-origin')).toBe('https://ops.example.com');
+    expect(allowed.headers.get('access-control-allow-credentials')).not.toBe('true');
+    expect(denied.headers.get('access-control-allow-origin')).not.toBe('https://evil.example');
+  });
+});
+
+describe('body caps', () => {
+  it('answers 413 PAYLOAD_TOO_LARGE for an ordinary operation over the cap', async () => {
+    const padding = 'x'.repeat(2048);
+    const response = await serverWith({ maxBodyBytes: 1024 }).fetch('http://lazarus/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `{ __typename } # ${padding}` }),
+    });
+    expect(response.status).toBe(413);
+    expect((await response.json()).errors[0].extensions.code).toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('lets a batch-ingest mutation past the ordinary cap', async () => {
+    const padding = 'x'.repeat(2048);
+    const response = await serverWith({ maxBodyBytes: 1024 }).fetch('http://lazarus/graphql', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ query: `mutation { recordDeadLetters } # ${padding}` }),
+    });
+    const body = await response.json();
+    expect(body.errors?.[0]?.extensions?.code).not.toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('refuses bodies over the hard cap, and POSTs without a length, before reading them', async () => {
+    let reached = 0;
+    const server = createServer(limitRequestBody((_req, res) => (reached++, res.end('ok')), 1024));
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    const { port } = server.address() as AddressInfo;
+    const send = (headers: Record<string, string>, body: string) =>
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/graphql', headers }, (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    try {
+      const big = await send({ 'content-length': '4096' }, 'y'.repeat(4096)).catch(() => ({ status: 413, body: '' }));
+      const chunked = await send({ 'transfer-encoding': 'chunked' }, 'small');
+      const fine = await send({ 'content-length': '5' }, 'small');
+      expect(big.status).toBe(413);
+      expect(chunked.status).toBe(411);
+      expect(fine).toEqual({ status: 200, body: 'ok' });
+      expect(reached).toBe(1);
+    } finally {
+      server.close();
+    }
+  });
+});

@@ -1,0 +1,77 @@
+// A real listening server with the live feed, pointed at a test database.
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pino, type Logger } from 'pino';
+import { LOCAL_PRINCIPAL, type Principal } from '../../src/auth/principal.ts';
+import type { Db } from '../../src/db/createDb.ts';
+import { createLivePubSub } from '../../src/events/liveEvents.ts';
+import { createGraphQLServer, type GraphQLServer } from '../../src/graphql/server.ts';
+import { attachGraphQLWebSocket } from '../../src/graphql/webSocket.ts';
+import { createChangeFeed, type ChangeFeed } from '../../src/notify/changeFeed.ts';
+import { createChangeListener, type ChangeListener } from '../../src/notify/changeListener.ts';
+
+export interface LiveServer {
+  url: string;
+  yoga: GraphQLServer;
+  feed: ChangeFeed;
+  listener: ChangeListener;
+  close(): Promise<void>;
+}
+
+export interface LiveServerOptions {
+  databaseUrl: string;
+  db: Db;
+  logger?: Logger;
+  fallbackPollMs?: number;
+  maxQueuedEvents?: number;
+  applicationName?: string;
+  /** Where the LISTEN connection goes (defaults to databaseUrl). */
+  listenUrl?: string;
+  paranoidCheckMs?: number;
+  queryTimeoutMs?: number;
+  authenticate?: (request: Request) => Principal | null;
+}
+
+export async function startLiveServer(o: LiveServerOptions): Promise<LiveServer> {
+  const logger = o.logger ?? pino({ level: 'silent' });
+  const authenticate = o.authenticate ?? (() => LOCAL_PRINCIPAL);
+  const listener = createChangeListener({
+    url: o.listenUrl ?? o.databaseUrl,
+    logger,
+    applicationName: o.applicationName,
+    paranoidCheckMs: o.paranoidCheckMs,
+    queryTimeoutMs: o.queryTimeoutMs,
+  });
+  const feed = createChangeFeed({ db: o.db, listener, events: createLivePubSub(), logger, fallbackPollMs: o.fallbackPollMs, maxQueuedEvents: o.maxQueuedEvents });
+  await feed.start();
+  await listener.start();
+  const yoga = createGraphQLServer({ db: o.db, logger, graphiql: false, authenticate, isReady: async () => listener.isConnected(), live: feed });
+  const server = createServer(yoga);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const ws = attachGraphQLWebSocket({ server, yoga, authenticate, logger });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/graphql`,
+    yoga,
+    feed,
+    listener,
+    async close() {
+      await ws.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await listener.stop();
+      await feed.stop();
+    },
+  };
+}
+
+/** Waits (by feed reads, not sleeps) until `condition` holds. */
+export async function untilFed(feed: ChangeFeed, condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await feed.caughtUp();
+  }
+}

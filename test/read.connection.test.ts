@@ -1,0 +1,174 @@
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { GraphQLServer } from '../src/graphql/server.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { execute, testServer } from './helpers/graphql.ts';
+import { hours, seedReadRows } from './helpers/readSeed.ts';
+
+const t = useTestDatabase();
+let server: GraphQLServer;
+let ids: Record<string, bigint>;
+
+beforeAll(() => {
+  server = testServer(t.db);
+});
+beforeEach(async () => {
+  ids = await seedReadRows(t.db);
+});
+
+const PAGE = `query ($filter: DeadLetterFilter, $orderBy: DeadLetterOrder, $first: Int, $after: String, $last: Int, $before: String) {
+  deadLetters(filter: $filter, orderBy: $orderBy, first: $first, after: $after, last: $last, before: $before) {
+    edges { cursor node { id } }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+  }
+}`;
+
+type Page = {
+  deadLetters: {
+    edges: { cursor: string; node: { id: string } }[];
+    pageInfo: { hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null };
+  };
+};
+
+function keys(page: Page): string[] {
+  const byId = new Map(Object.entries(ids).map(([k, v]) => [v.toString(), k]));
+  return page.deadLetters.edges.map((e) => byId.get(e.node.id) ?? e.node.id);
+}
+
+async function page(variables: Record<string, unknown>): Promise<Page> {
+  const { body } = await execute<Page>(server, PAGE, variables);
+  expect(body.errors).toBeUndefined();
+  return body.data!;
+}
+
+// Seed (created, updated, next attempt, attempts): a(0,1,5,1) b(0,2,-,10) c(3,3,4,3) d(26,27,-,2)
+// e(30,31,-,0) f(30,32,-,4) g(50,50,4,3); ties go by id (insertion order a..g).
+const ORDERS: [string, string, string[]][] = [
+  ['CREATED_AT', 'ASC', ['a', 'b', 'c', 'd', 'e', 'f', 'g']],
+  ['CREATED_AT', 'DESC', ['g', 'f', 'e', 'd', 'c', 'b', 'a']],
+  ['UPDATED_AT', 'ASC', ['a', 'b', 'c', 'd', 'e', 'f', 'g']],
+  ['UPDATED_AT', 'DESC', ['g', 'f', 'e', 'd', 'c', 'b', 'a']],
+  ['NEXT_ATTEMPT_AT', 'ASC', ['c', 'g', 'a', 'b', 'd', 'e', 'f']],
+  ['NEXT_ATTEMPT_AT', 'DESC', ['f', 'e', 'd', 'b', 'a', 'g', 'c']],
+  ['ATTEMPTS', 'ASC', ['e', 'a', 'd', 'c', 'g', 'f', 'b']],
+  ['ATTEMPTS', 'DESC', ['b', 'f', 'g', 'c', 'd', 'a', 'e']],
+];
+
+describe('deadLetters ordering and paging', () => {
+  it.each(ORDERS)('orders by %s %s with id as tiebreak, the same in one page and in pages of 2 both ways', async (field, direction, expected) => {
+    const orderBy = { field, direction };
+    expect(keys(await page({ orderBy, first: 500 }))).toEqual(expected);
+
+    const forward: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const p: Page = await page({ orderBy, first: 2, after });
+      forward.push(...keys(p));
+      expect(p.deadLetters.pageInfo.hasPreviousPage).toBe(after !== null);
+      if (!p.deadLetters.pageInfo.hasNextPage) break;
+      after = p.deadLetters.pageInfo.endCursor;
+    }
+    expect(forward).toEqual(expected);
+
+    const backward: string[] = [];
+    let before: string | null = null;
+    for (;;) {
+      const p: Page = await page({ orderBy, last: 2, before });
+      backward.unshift(...keys(p));
+      if (!p.deadLetters.pageInfo.hasPreviousPage) break;
+      before = p.deadLetters.pageInfo.startCursor;
+    }
+    expect(backward).toEqual(expected);
+  });
+
+  it('defaults to newest first, 50 to a page', async () => {
+    expect(keys(await page({}))).toEqual(['g', 'f', 'e', 'd', 'c', 'b', 'a']);
+  });
+
+  it('pages within a filter', async () => {
+    const filter = { statuses: ['PENDING'] };
+    const first = await page({ filter, first: 2, orderBy: { field: 'CREATED_AT', direction: 'ASC' } });
+    expect(keys(first)).toEqual(['a', 'c']);
+    const second = await page({ filter, first: 2, after: first.deadLetters.pageInfo.endCursor, orderBy: { field: 'CREATED_AT', direction: 'ASC' } });
+    expect(keys(second)).toEqual(['g']);
+    expect(second.deadLetters.pageInfo.hasNextPage).toBe(false);
+  });
+
+  it('walks every row exactly once while rows are inserted between pages', async () => {
+    const orderBy = { field: 'CREATED_AT', direction: 'DESC' };
+    const seen: string[] = [];
+    let after: string | null = null;
+    let inserted = 0;
+    for (;;) {
+      const p: Page = await page({ orderBy, first: 2, after });
+      seen.push(...p.deadLetters.edges.map((e) => e.node.id));
+      // New rows land at the head (newest) and also in the middle of the walk (an old created_at).
+      await t.db.deadLetter.create({ data: { eventType: 'late', createdAt: hours(100 + inserted) } });
+      await t.db.deadLetter.create({ data: { eventType: 'late', createdAt: hours(29) } });
+      inserted += 1;
+      if (!p.deadLetters.pageInfo.hasNextPage) break;
+      after = p.deadLetters.pageInfo.endCursor;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    const original = Object.values(ids).map(String);
+    expect(original.every((id) => seen.includes(id))).toBe(true);
+    // Whatever was served came in the table's final order: no repeats, no going back.
+    const all = await t.db.deadLetter.findMany({ orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+    const seenSet = new Set(seen);
+    const served = all.filter((r) => seenSet.has(r.id.toString())).map((r) => r.id.toString());
+    expect(served).toEqual(seen);
+  });
+});
+
+describe('deadLetters with error text or payload filters', () => {
+  async function walk(filter: Record<string, unknown>, first: number, orderBy = { field: 'ATTEMPTS', direction: 'DESC' }): Promise<string[]> {
+    const seen: string[] = [];
+    let after: string | null = null;
+    for (;;) {
+      const p: Page = await page({ filter, orderBy, first, after });
+      seen.push(...p.deadLetters.edges.map((e) => e.node.id));
+      if (!p.deadLetters.pageInfo.hasNextPage) return seen;
+      after = p.deadLetters.pageInfo.endCursor;
+    }
+  }
+
+  it('pages few matches (collected first, then sorted) in order', async () => {
+    expect((await walk({ errorText: 'inventory' }, 1)).map((id) => keys({ deadLetters: { edges: [{ cursor: '', node: { id } }], pageInfo: {} as never } })[0])).toEqual(['b', 'a', 'e']);
+  });
+
+  it('pages many matches (walking the order index) in order, each once', async () => {
+    await t.db.deadLetter.createMany({
+      data: Array.from({ length: 2100 }, (_, i) => ({ eventType: 'bulk', errorMessage: `disk full on node ${i}`, attempts: i % 7, payload: { n: i } })),
+    });
+    const seen = await walk({ errorText: 'disk full' }, 500);
+    const expected = await t.db.deadLetter.findMany({ where: { eventType: 'bulk' }, orderBy: [{ attempts: 'desc' }, { id: 'desc' }], select: { id: true } });
+    expect(seen).toEqual(expected.map((r) => r.id.toString()));
+  });
+});
+
+describe('deadLetters bad input', () => {
+  const validCursor = async () => (await page({ first: 1 })).deadLetters.pageInfo.endCursor!;
+  const BAD: [string, (cursor: string) => Record<string, unknown>, string][] = [
+    ['first and last together', () => ({ first: 2, last: 2 }), 'first'],
+    ['first of 0', () => ({ first: 0 }), 'first'],
+    ['a negative first', () => ({ first: -1 }), 'first'],
+    ['first above the page cap', () => ({ first: 501 }), 'first'],
+    ['last of 0', () => ({ last: 0 }), 'last'],
+    ['an undecodable cursor', () => ({ after: 'not a cursor' }), 'after'],
+    ['a cursor of forged JSON', () => ({ after: Buffer.from('["CREATED_AT","DESC","1\' OR 1=1","1"]').toString('base64url') }), 'after'],
+    ['a cursor from another order', (cursor) => ({ after: cursor, orderBy: { field: 'ATTEMPTS', direction: 'DESC' } }), 'after'],
+    ['an undecodable before cursor', () => ({ last: 2, before: '%%%' }), 'before'],
+  ];
+
+  it.each(BAD)('answers BAD_USER_INPUT for %s', async (_name, vars, argument) => {
+    const { status, body } = await execute(server, PAGE, vars(await validCursor()));
+    expect(status).toBe(200);
+    expect(body.data).toBeNull();
+    expect(body.errors).toHaveLength(1);
+    expect(body.errors![0]!.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+  });
+
+  it('does not count rows unless totalCount is asked for, and counts exactly when it is', async () => {
+    const { body } = await execute<{ deadLetters: { totalCount: number } }>(server, '{ deadLetters(first: 1, filter: { queues: ["orders"] }) { totalCount } }');
+    expect(body).toEqual({ data: { deadLetters: { totalCount: 3 } } });
+  });
+});

@@ -1,0 +1,16 @@
+import { readFile } from 'node:fs/promises';
+import { parse, validate } from 'graphql';
+import { describe, expect, it } from 'vitest';
+import { EXAMPLE_OPERATIONS } from '../src/graphql/examples.ts';
+import { schema } from '../src/graphql/schema.ts';
+
+describe('read-side documentation', () => {
+  it('shows only GraphQL that validates against the schema, in the README and in GraphiQL', async () => {
+    const readme = await readFile(new URL('../README.md', import.meta.url), 'utf8');
+    const blocks = [...readme.matchAll(/```graphql\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    expect(blocks.length).toBeGreaterThan(0);
+    for (const query of [...blocks, ...EXAMPLE_OPERATIONS.map((op) => op.query)]) {
+      expect(validate(schema, parse(query)).map((e) => e.message)).toEqual([]);
+    }
+  });
+});

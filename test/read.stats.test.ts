@@ -1,0 +1,156 @@
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { GraphQLServer } from '../src/graphql/server.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { execute, testServer } from './helpers/graphql.ts';
+import { T0, hours, seedReadRows } from './helpers/readSeed.ts';
+
+const t = useTestDatabase();
+let server: GraphQLServer;
+let ids: Record<string, bigint>;
+
+beforeAll(() => {
+  server = testServer(t.db);
+});
+beforeEach(async () => {
+  ids = await seedReadRows(t.db);
+  // A key whose EXHAUSTED head holds nothing back is not blocked.
+  await t.db.deadLetter.create({ data: { eventType: 'solo', status: 'EXHAUSTED', orderingKey: 'cust-9', orderingSeq: 1n, createdAt: hours(60), nextAttemptAt: null } });
+});
+
+const STATS = `query ($filter: DeadLetterFilter, $from: DateTime!, $to: DateTime!, $bucket: TimeBucketSize!) {
+  deadLetterStats(filter: $filter) {
+    total
+    byStatus { key count } byEventType { key count } byQueue { key count } byErrorKind { key count }
+    topErrors(limit: 100) { signature count firstSeen lastSeen sampleId }
+    timeSeries(bucket: $bucket, from: $from, to: $to) { start count }
+    oldestPendingCreatedAt oldestPendingAgeSeconds retrySuccessRate meanAttemptsToSuccess
+    blockedKeys { orderingKey headId heldBack }
+  }
+}`;
+
+type KeyCount = { key: string; count: number };
+type Stats = {
+  total: number; byStatus: KeyCount[]; byEventType: KeyCount[]; byQueue: KeyCount[]; byErrorKind: KeyCount[];
+  topErrors: { signature: string; count: number; firstSeen: string; lastSeen: string; sampleId: string }[];
+  timeSeries: { start: string; count: number }[];
+  oldestPendingCreatedAt: string | null; oldestPendingAgeSeconds: number | null; retrySuccessRate: number | null; meanAttemptsToSuccess: number | null;
+  blockedKeys: { orderingKey: string; headId: string; heldBack: number }[];
+};
+
+async function stats(filter: Record<string, unknown>, bucket = 'DAY', from = T0, to = hours(72)): Promise<Stats> {
+  const { body } = await execute<{ deadLetterStats: Stats }>(server, STATS, { filter, bucket, from: from.toISOString(), to: to.toISOString() });
+  expect(body.errors).toBeUndefined();
+  return body.data!.deadLetterStats;
+}
+
+/** The same figure straight from SQL, for rows matching `where` (plain SQL text over d). */
+async function sqlGroup(column: string, where: string): Promise<KeyCount[]> {
+  const { rows } = await t.handle.pool.query<KeyCount>(
+    `select ${column}::text as key, count(*)::int as count from dead_letters d where ${where} group by 1 order by 2 desc, 1`,
+  );
+  return rows;
+}
+
+describe('deadLetterStats', () => {
+  it.each([
+    ['no filter', {}, 'true'],
+    ['a filter', { eventTypes: ['order.placed', 'order.shipped'] }, "d.event_type in ('order.placed', 'order.shipped')"],
+    ['a filter matching nothing', { queues: ['nope'] }, 'false'],
+  ])('agrees with SQL on every count for %s', async (_name, filter, where) => {
+    const s = await stats(filter);
+    const { rows } = await t.handle.pool.query(`select count(*)::int as n from dead_letters d where ${where}`);
+    expect(s.total).toBe(rows[0].n);
+    expect(s.byStatus).toEqual(await sqlGroup('d.status', where));
+    expect(s.byEventType).toEqual(await sqlGroup('d.event_type', where));
+    expect(s.byQueue).toEqual(await sqlGroup('d.queue', where));
+    expect(s.byErrorKind).toEqual(await sqlGroup('d.error_kind', where));
+
+    const top = await t.handle.pool.query(
+      `select error_signature as signature, count(*)::int as count, min(created_at) as "firstSeen", max(created_at) as "lastSeen", min(id)::text as "sampleId"
+         from dead_letters d where ${where} group by 1 order by 2 desc, 1`,
+    );
+    expect(s.topErrors).toEqual(top.rows.map((r) => ({ ...r, firstSeen: r.firstSeen.toISOString(), lastSeen: r.lastSeen.toISOString() })));
+
+    const retry = await t.handle.pool.query(
+      `select count(*) filter (where status = 'SUCCEEDED')::float8 / nullif(count(*) filter (where status in ('SUCCEEDED', 'EXHAUSTED')), 0) as rate,
+              (avg(attempts) filter (where status = 'SUCCEEDED'))::float8 as mean,
+              min(created_at) filter (where status = 'PENDING') as oldest
+         from dead_letters d where ${where}`,
+    );
+    expect(s.retrySuccessRate).toBe(retry.rows[0].rate);
+    expect(s.meanAttemptsToSuccess).toBe(retry.rows[0].mean);
+    expect(s.oldestPendingCreatedAt).toBe(retry.rows[0].oldest?.toISOString() ?? null);
+  });
+
+  it('gives the exact figures of the seed', async () => {
+    const s = await stats({});
+    expect(s.total).toBe(8);
+    expect(s.topErrors.slice(0, 2)).toEqual([
+      { signature: 'HTTP <n> from inventory-service (request <n>)', count: 2, firstSeen: hours(0).toISOString(), lastSeen: hours(0).toISOString(), sampleId: ids.a!.toString() },
+      { signature: 'timeout after <n> ms calling <uuid>', count: 2, firstSeen: hours(3).toISOString(), lastSeen: hours(26).toISOString(), sampleId: ids.c!.toString() },
+    ]);
+    // SUCCEEDED d (2 attempts), f (4); EXHAUSTED b and the solo row.
+    expect(s.retrySuccessRate).toBe(0.5);
+    expect(s.meanAttemptsToSuccess).toBe(3);
+    expect(s.oldestPendingCreatedAt).toBe(hours(0).toISOString());
+    expect(s.oldestPendingAgeSeconds).toBeGreaterThan((Date.now() - hours(0).getTime()) / 1000 - 60);
+    expect(s.blockedKeys).toEqual([{ orderingKey: 'cust-2', headId: ids.b!.toString(), heldBack: 2 }]);
+  });
+
+  it('fills empty buckets of a daily and an hourly series, from the bucket holding `from`', async () => {
+    const daily = await stats({}, 'DAY', hours(1), hours(72));
+    expect(daily.timeSeries).toEqual([
+      { start: hours(0).toISOString(), count: 3 },
+      { start: hours(24).toISOString(), count: 3 },
+      { start: hours(48).toISOString(), count: 2 },
+    ]);
+    const hourly = await stats({ statuses: ['PENDING', 'EXHAUSTED'] }, 'HOUR', hours(0), hours(4));
+    expect(hourly.timeSeries).toEqual([
+      { start: hours(0).toISOString(), count: 2 },
+      { start: hours(1).toISOString(), count: 0 },
+      { start: hours(2).toISOString(), count: 0 },
+      { start: hours(3).toISOString(), count: 1 },
+    ]);
+  });
+
+  it('applies the filter to the head of a blocked key', async () => {
+    expect((await stats({ eventTypes: ['order.placed'] })).blockedKeys).toHaveLength(1);
+    expect((await stats({ eventTypes: ['order.shipped'] })).blockedKeys).toEqual([]);
+  });
+
+  it.each([
+    ['an inverted range', 'DAY', hours(5), hours(1), 'from'],
+    ['too many buckets', 'HOUR', hours(0), hours(3000), 'to'],
+  ])('answers BAD_USER_INPUT for a time series with %s', async (_name, bucket, from, to, argument) => {
+    const { body } = await execute(server, STATS, { filter: {}, bucket, from: (from as Date).toISOString(), to: (to as Date).toISOString() });
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument });
+  });
+});
+
+describe('read-side views', () => {
+  it('answer the same as the GraphQL stats', async () => {
+    const s = await stats({});
+    const depth = await t.handle.pool.query('select status::text as key, events::int as count from lazarus_dlq_depth');
+    expect(depth.rows.sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1))).toEqual(s.byStatus);
+    const blocked = await t.handle.pool.query('select ordering_key as "orderingKey", head_id::text as "headId", held_back::int as "heldBack" from lazarus_blocked_keys');
+    expect(blocked.rows).toEqual(s.blockedKeys);
+    const top = await t.handle.pool.query('select error_signature as signature, failures::int as count, sample_id::text as "sampleId" from lazarus_top_errors');
+    expect(top.rows).toEqual(s.topErrors.map(({ signature, count, sampleId }) => ({ signature, count, sampleId })));
+  });
+
+  it('list the last 24 hours of failures by type and error', async () => {
+    const recent = new Date(Date.now() - 3_600_000);
+    await t.db.deadLetter.createMany({
+      data: [
+        { eventType: 'invoice.sent', errorKind: 'TIMEOUT', errorMessage: 'timeout after 5000 ms', createdAt: recent },
+        { eventType: 'invoice.sent', errorKind: 'TIMEOUT', errorMessage: 'timeout after 7000 ms', createdAt: recent },
+        { eventType: 'invoice.sent', errorKind: 'CRASH', errorMessage: 'worker 12 crashed', createdAt: recent },
+      ],
+    });
+    const { rows } = await t.handle.pool.query('select event_type, error_kind::text, error_signature, failures::int from lazarus_failures_last_24h');
+    expect(rows).toEqual([
+      { event_type: 'invoice.sent', error_kind: 'TIMEOUT', error_signature: 'timeout after <n> ms', failures: 2 },
+      { event_type: 'invoice.sent', error_kind: 'CRASH', error_signature: 'worker <n> crashed', failures: 1 },
+    ]);
+  });
+});

@@ -1,0 +1,113 @@
+import { describe, expect, it } from 'vitest';
+import { createDb } from '../src/db/createDb.ts';
+import { claimDueDeadLetters } from '../src/db/sql/claimDueDeadLetters.ts';
+import { completeDelivery } from '../src/db/sql/completeDelivery.ts';
+import { failDelivery } from '../src/db/sql/failDelivery.ts';
+import { renewLeases } from '../src/db/sql/renewLeases.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { insertDeadLetter } from './helpers/factories.ts';
+import { attemptsOf, setPolicy, statusOf } from './helpers/retry.ts';
+
+const t = useTestDatabase();
+const claimAs = (workerId: string, limit = 10) =>
+  claimDueDeadLetters(t.db, { limit, workerId, leaseSeconds: 30, inProcessEventTypes: ['order.placed'] });
+const expireLeases = () => t.db.$executeRaw`update dead_letters set lease_expires_at = now() - interval '1 second' where status = 'PROCESSING'`;
+const attempt = { workerId: 'worker-a', durationMs: 3, statusCode: 200, responseBody: null };
+
+describe('claimDueDeadLetters', () => {
+  it('lets two concurrent claims take disjoint rows, each within its limit', async () => {
+    for (let i = 0; i < 50; i++) await insertDeadLetter(t.db);
+    const other = createDb(t.url, { poolMax: 2, acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000, applicationName: 'lazarus-test-b' });
+    try {
+      const [a, b] = await Promise.all([
+        claimAs('worker-a', 20),
+        claimDueDeadLetters(other.db, { limit: 20, workerId: 'worker-b', leaseSeconds: 30, inProcessEventTypes: ['order.placed'] }),
+      ]);
+      expect(a.length).toBe(20);
+      expect(b.length).toBe(20);
+      const ids = new Set([...a, ...b].map((r) => r.id));
+      expect(ids.size).toBe(40);
+      expect(a.every((r) => r.attempts === 1)).toBe(true);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('does not let a worker whose lease expired overwrite the new owner’s result', async () => {
+    const event = await insertDeadLetter(t.db);
+    const [zombie] = await claimAs('worker-a');
+    await expireLeases();
+    const [owner] = await claimAs('worker-b');
+    expect(owner!.leaseToken).not.toBe(zombie!.leaseToken);
+
+    expect(await completeDelivery(t.db, { ...attempt, id: event.id, leaseToken: zombie!.leaseToken })).toBe(false);
+    expect(await failDelivery(t.db, {
+      ...attempt, workerId: 'worker-a', id: event.id, leaseToken: zombie!.leaseToken, outcome: 'FAILED',
+      errorMessage: 'late', isPermanent: true, delayMs: 0, policyMaxAttempts: 10,
+    })).toBe('LEASE_LOST');
+    expect(await renewLeases(t.db, [{ id: event.id, leaseToken: zombie!.leaseToken }], 30)).toEqual([]);
+    expect(await completeDelivery(t.db, { ...attempt, workerId: 'worker-b', id: event.id, leaseToken: owner!.leaseToken })).toBe(true);
+
+    expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'SUCCEEDED', attempts: 2 });
+    expect(await attemptsOf(t.db, event.id)).toEqual([
+      { attemptNumber: 1, outcome: 'LEASE_LOST', statusCode: null, workerId: 'worker-a', errorMessage: 'lease expired before the attempt finished' },
+      { attemptNumber: 2, outcome: 'SUCCEEDED', statusCode: 200, workerId: 'worker-b', errorMessage: null },
+    ]);
+  });
+
+  it('ends a poison event EXHAUSTED when its last attempt’s lease expires, instead of claiming it again', async () => {
+    const event = await insertDeadLetter(t.db, { maxAttempts: 1 });
+    await claimAs('worker-a');
+    await expireLeases();
+
+    expect(await claimAs('worker-b')).toEqual([]);
+
+    expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'EXHAUSTED', attempts: 1, leaseToken: null });
+    expect((await attemptsOf(t.db, event.id)).map((a) => a.outcome)).toEqual(['LEASE_LOST']);
+  });
+
+  it('keeps events that are not yet due, or leased by a live worker', async () => {
+    await insertDeadLetter(t.db, { nextAttemptAt: new Date(Date.now() + 3_600_000) });
+    await insertDeadLetter(t.db);
+    expect((await claimAs('worker-a')).length).toBe(1);
+    expect(await claimAs('worker-b')).toEqual([]);
+  });
+
+  it('applies the per-type concurrency limit against leases already held', async () => {
+    await setPolicy(t.db, 'order.placed', { concurrency: 3 });
+    for (let i = 0; i < 10; i++) await insertDeadLetter(t.db);
+    expect((await claimAs('worker-a')).length).toBe(3);
+    expect(await claimAs('worker-b')).toEqual([]);
+  });
+
+  it('makes only the oldest unfinished event of each key eligible for ordered types, an EXHAUSTED head included', async () => {
+    await setPolicy(t.db, 'order.placed', { ordered: true });
+    const a1 = await insertDeadLetter(t.db, { orderingKey: 'a', orderingSeq: 1 });
+    const a2 = await insertDeadLetter(t.db, { orderingKey: 'a', orderingSeq: 2 });
+    const b1 = await insertDeadLetter(t.db, { orderingKey: 'b', orderingSeq: 1 });
+    const loose = await insertDeadLetter(t.db);
+
+    const first = await claimAs('worker-a');
+    expect(first.map((r) => r.id).sort()).toEqual([a1.id, b1.id, loose.id].sort());
+    expect(await claimAs('worker-a')).toEqual([]);
+
+    const a1Claim = first.find((r) => r.id === a1.id)!;
+    await failDelivery(t.db, { ...attempt, id: a1.id, leaseToken: a1Claim.leaseToken, outcome: 'PERMANENT_FAILURE', errorMessage: 'x', isPermanent: true, delayMs: 0, policyMaxAttempts: 10 });
+    expect(await claimAs('worker-a')).toEqual([]);
+
+    await t.db.deadLetter.update({ where: { id: a1.id }, data: { status: 'RESOLVED' } });
+    expect((await claimAs('worker-a')).map((r) => r.id)).toEqual([a2.id]);
+  });
+
+  it('hands an expired lease of a type paused meanwhile back to PENDING instead of leaving it PROCESSING', async () => {
+    const event = await insertDeadLetter(t.db);
+    await claimAs('worker-a');
+    await setPolicy(t.db, 'order.placed', { paused: true });
+    await expireLeases();
+
+    expect(await claimAs('worker-b')).toEqual([]);
+
+    expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'PENDING', attempts: 1, leaseToken: null });
+    expect((await attemptsOf(t.db, event.id)).map((a) => a.outcome)).toEqual(['LEASE_LOST']);
+  });
+});

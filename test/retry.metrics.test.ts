@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { createRetryMetrics } from '../src/retry/metrics.ts';
+import { runRetryPass } from '../src/retry/runRetryPass.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { insertDeadLetter } from './helpers/factories.ts';
+import { passDeps } from './helpers/retry.ts';
+
+const t = useTestDatabase();
+
+describe('retry metrics', () => {
+  it('reports depth by status and type, oldest due age, attempts by outcome and latency', async () => {
+    const metrics = createRetryMetrics(t.db);
+    await insertDeadLetter(t.db, { eventType: 'order.placed' });
+    await insertDeadLetter(t.db, { eventType: 'invoice.sent', nextAttemptAt: new Date(Date.now() - 60_000) });
+    await insertDeadLetter(t.db, { eventType: 'invoice.sent', status: 'EXHAUSTED' });
+
+    await runRetryPass(passDeps(t.db, {
+      metrics, inProcessEventTypes: ['order.placed'], deliver: async (e) => (e.eventType === 'order.placed' ? { ok: true, statusCode: null, responseBody: null } : { ok: false, outcome: 'FAILED', errorMessage: 'x', statusCode: null, responseBody: null, retryAfterMs: null }),
+    }));
+    const text = await metrics.registry.metrics();
+
+    expect(text).toContain('lazarus_dead_letters{status="SUCCEEDED",event_type="order.placed"} 1');
+    expect(text).toContain('lazarus_dead_letters{status="PENDING",event_type="invoice.sent"} 1');
+    expect(text).toContain('lazarus_dead_letters{status="EXHAUSTED",event_type="invoice.sent"} 1');
+    expect(text).toContain('lazarus_delivery_attempts_total{event_type="order.placed",outcome="SUCCEEDED"} 1');
+    expect(text).toContain('lazarus_delivery_duration_seconds_count{event_type="order.placed"} 1');
+    expect(text).toContain('lazarus_claimed_total 1');
+    const age = Number(text.match(/^lazarus_oldest_pending_age_seconds (\S+)$/m)![1]);
+    expect(age).toBeGreaterThanOrEqual(59);
+  });
+});

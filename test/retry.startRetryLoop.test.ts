@@ -1,0 +1,133 @@
+import { once } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
+import type { Deliver } from '../src/retry/delivery.ts';
+import { startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/retry/startRetryLoop.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { insertDeadLetter } from './helpers/factories.ts';
+import { attemptsOf, setPolicy, silentLogger, statusOf } from './helpers/retry.ts';
+
+const t = useTestDatabase();
+const loops: RetryLoop[] = [];
+afterEach(async () => {
+  await Promise.all(loops.splice(0).map((l) => l.stop()));
+});
+
+const ok = { ok: true as const, statusCode: null, responseBody: null };
+function start(deliver: Deliver, overrides: Partial<RetryLoopDeps> = {}, config: Partial<RetryLoopDeps['config']> = {}): RetryLoop {
+  const loop = startRetryLoop({
+    db: t.db,
+    deliver,
+    logger: silentLogger,
+    inProcessEventTypes: ['order.placed'],
+    random: () => 0,
+    config: {
+      workerId: 'worker-a', batchSize: 10, concurrency: 4, leaseSeconds: 30, pollIntervalMs: 60_000,
+      shutdownTimeoutMs: 5_000, retentionMs: null, retentionIntervalMs: 60_000, ...config,
+    },
+    ...overrides,
+  });
+  loops.push(loop);
+  return loop;
+}
+async function passUntil(loop: RetryLoop, done: () => Promise<boolean>) {
+  while (!(await done())) {
+    loop.poke();
+    await once(loop.events, 'passCompleted');
+  }
+}
+
+describe('startRetryLoop', () => {
+  it('runs a pass on a wake-up hint without waiting for the poll interval', async () => {
+    let hint: () => void = () => {};
+    const loop = start(async () => ok, { wake: (fn) => ((hint = fn), () => {}) });
+    await once(loop.events, 'passCompleted');
+    const event = await insertDeadLetter(t.db);
+
+    const next = once(loop.events, 'passCompleted');
+    hint();
+    const [summary] = await next;
+
+    expect(summary).toMatchObject({ claimed: 1, succeeded: 1 });
+    expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'SUCCEEDED' });
+  });
+
+  it('keeps per-key order through a failure in the middle', async () => {
+    await setPolicy(t.db, 'order.placed', { ordered: true, backoff: 'FIXED', baseDelayMs: 0, maxDelayMs: 0 });
+    const events: { id: bigint }[] = [];
+    for (let seq = 1; seq <= 3; seq++) events.push(await insertDeadLetter(t.db, { orderingKey: 'k', orderingSeq: seq }));
+    const delivered: bigint[] = [];
+    let failedOnce = false;
+    const loop = start(async (e) => {
+      delivered.push(e.id);
+      if (e.id === events[1]!.id && !failedOnce) {
+        failedOnce = true;
+        throw new Error('downstream 500');
+      }
+      return ok;
+    });
+
+    await passUntil(loop, async () => (await t.db.deadLetter.count({ where: { status: 'SUCCEEDED' } })) === 3);
+
+    expect(delivered).toEqual([events[0]!.id, events[1]!.id, events[1]!.id, events[2]!.id]);
+    expect((await attemptsOf(t.db, events[1]!.id)).map((a) => a.outcome)).toEqual(['FAILED', 'SUCCEEDED']);
+  });
+
+  it('lets in-flight deliveries finish on stop and claims nothing after', async () => {
+    const event = await insertDeadLetter(t.db);
+    let finish: () => void = () => {};
+    let started: () => void;
+    const isStarted = new Promise<void>((resolve) => (started = resolve));
+    const loop = start(async () => {
+      started();
+      await new Promise<void>((resolve) => (finish = resolve));
+      return ok;
+    });
+    await isStarted;
+
+    const stopped = loop.stop();
+    await insertDeadLetter(t.db);
+    finish();
+    await stopped;
+
+    expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+    expect(await t.db.deadLetter.count({ where: { status: 'PENDING', attempts: 0 } })).toBe(1);
+  });
+
+  it('releases deliveries still running at the shutdown timeout, refunding the attempt', async () => {
+    const events = [await insertDeadLetter(t.db), await insertDeadLetter(t.db)];
+    let started = 0;
+    let bothStarted: () => void;
+    const running = new Promise<void>((resolve) => (bothStarted = resolve));
+    const loop = start(async (_e, _p, signal) => {
+      if (++started === 2) bothStarted();
+      await new Promise((resolve) => signal.addEventListener('abort', resolve));
+      return ok;
+    }, {}, { shutdownTimeoutMs: 50 });
+    await running;
+
+    await loop.stop();
+
+    for (const e of events) {
+      expect(await statusOf(t.db, e.id)).toMatchObject({ status: 'PENDING', attempts: 0, leaseToken: null });
+      expect(await attemptsOf(t.db, e.id)).toEqual([]);
+    }
+  });
+});
+
+describe('purgeFinishedDeadLetters', () => {
+  it('purges only finished events older than the retention age, never PENDING, PROCESSING or EXHAUSTED', async () => {
+    const old = new Date(Date.now() - 10 * 86_400_000);
+    const kept: { id: bigint }[] = [];
+    for (const status of ['PENDING', 'EXHAUSTED'] as const) kept.push(await insertDeadLetter(t.db, { status, createdAt: old }));
+    kept.push(await insertDeadLetter(t.db, { status: 'PROCESSING', leaseOwner: 'w', leaseToken: crypto.randomUUID(), leaseExpiresAt: new Date() }));
+    kept.push(await insertDeadLetter(t.db, { status: 'SUCCEEDED' }));
+    const purged: { id: bigint }[] = [];
+    for (const status of ['SUCCEEDED', 'RESOLVED', 'DISCARDED'] as const) purged.push(await insertDeadLetter(t.db, { status, resolvedAt: old }));
+
+    expect(await purgeFinishedDeadLetters(t.db, 7 * 86_400_000, 100)).toBe(3);
+
+    const left = await t.db.deadLetter.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
+    expect(left.map((r) => r.id)).toEqual(kept.map((r) => r.id));
+  });
+});

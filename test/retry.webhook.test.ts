@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { runRetryPass } from '../src/retry/runRetryPass.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { insertDeadLetter } from './helpers/factories.ts';
+import { attemptsOf, passDeps, setPolicy, statusOf } from './helpers/retry.ts';
+import { startSink, type Sink } from './helpers/sink.ts';
+
+const t = useTestDatabase();
+let sink: Sink;
+
+beforeAll(async () => {
+  sink = await startSink();
+});
+afterAll(() => sink.close());
+beforeEach(async () => {
+  sink.requests = [];
+  await setPolicy(t.db, 'order.placed', { targetUrl: sink.url, allowPrivateTarget: true, maxAttempts: 3 });
+});
+
+describe('webhook delivery against a misbehaving target', () => {
+  it('follows a redirect by hand and delivers to the new location', async () => {
+    const event = await insertDeadLetter(t.db);
+    sink.respond = (req, res) => {
+      if (sink.requests.length === 1) res.writeHead(302, { location: '/moved' }).end();
+      else res.writeHead(200).end('moved ok');
+    };
+
+    expect(await runRetryPass(passDeps(t.db))).toMatchObject({ succeeded: 1 });
+    expect(sink.requests).toHaveLength(2);
+    expect(sink.requests[1]!.headers['webhook-id']).toBe(event.id.toString());
+  });
+
+  it('treats a redirect to a non-http(s) URL as permanent', async () => {
+    const event = await insertDeadLetter(t.db);
+    sink.respond = (_req, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end();
+
+    expect(await runRetryPass(passDeps(t.db))).toMatchObject({ exhausted: 1 });
+    expect((await attemptsOf(t.db, event.id))[0]).toMatchObject({ outcome: 'PERMANENT_FAILURE', statusCode: 302 });
+  });
+
+  it('retries after a connection reset', async () => {
+    const event = await insertDeadLetter(t.db);
+    sink.respond = (_req, res) => res.socket?.destroy();
+
+    expect(await runRetryPass(passDeps(t.db))).toMatchObject({ retried: 1 });
+    expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect((await attemptsOf(t.db, event.id))[0]).toMatchObject({ outcome: 'FAILED', statusCode: null });
+  });
+
+  it('records at most 2 KB of a garbage response, NUL bytes dropped', async () => {
+    const event = await insertDeadLetter(t.db);
+    sink.respond = (_req, res) => res.writeHead(500).end(Buffer.concat([Buffer.from([0, 0xff, 0xfe]), Buffer.alloc(10_000, 'g')]));
+
+    await runRetryPass(passDeps(t.db));
+
+    const [attempt] = await t.db.deliveryAttempt.findMany({ where: { deadLetterId: event.id } });
+    expect(attempt!.statusCode).toBe(500);
+    expect(Buffer.byteLength(attempt!.responseBody!)).toBeLessThanOrEqual(2048);
+    expect(attempt!.responseBody!.includes('\u0000')).toBe(false);
+  });
+});
