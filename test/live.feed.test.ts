@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { decodeCursor } from '../src/events/changeCursor.ts';
 import type { ChangeBatch } from '../src/events/liveEvents.ts';
-import { useTestDatabase } from './helpers/db.ts';
+import { testPool, useTestDatabase } from './helpers/db.ts';
 import { startBlackholeProxy } from './helpers/blackholeProxy.ts';
 import { startLiveServer, untilFed, type LiveServer } from './helpers/live.ts';
 import { subscribeSse, type SseSubscription } from './helpers/sse.ts';
@@ -13,7 +13,7 @@ let live: LiveServer | undefined;
 const open: SseSubscription<unknown>[] = [];
 
 beforeAll(() => {
-  sql = new pg.Pool({ connectionString: t.url, max: 4 });
+  sql = testPool(t.url, { max: 4 });
 });
 afterEach(async () => {
   for (const s of open.splice(0)) s.close();

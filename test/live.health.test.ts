@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { createChangeListener, type ChangeListener } from '../src/notify/changeListener.ts';
 import { createListenerHealth, type ListenerHealth } from '../src/notify/listenerHealth.ts';
-import { useTestDatabase } from './helpers/db.ts';
+import { testPool, useTestDatabase } from './helpers/db.ts';
 import { startLiveServer, type LiveServer } from './helpers/live.ts';
 import { startService, type ServiceProcess } from './helpers/serviceProcess.ts';
 
@@ -14,7 +14,7 @@ let sql: pg.Pool;
 const cleanups: (() => Promise<unknown> | unknown)[] = [];
 
 beforeAll(() => {
-  sql = new pg.Pool({ connectionString: t.url, max: 2 });
+  sql = testPool(t.url, { max: 2 });
 });
 afterEach(async () => {
   for (const undo of cleanups.splice(0).reverse()) await undo();

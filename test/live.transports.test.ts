@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { encodeCursor } from '../src/events/changeCursor.ts';
 import { deadLetterChanges } from '../src/graphql/liveStreams.ts';
-import { useTestDatabase } from './helpers/db.ts';
+import { testPool, useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { startLiveServer, untilFed, type LiveServer } from './helpers/live.ts';
 import { subscribeSse, type SseSubscription } from './helpers/sse.ts';
@@ -18,7 +18,7 @@ let live: LiveServer | undefined;
 const cleanups: (() => unknown)[] = [];
 
 beforeAll(() => {
-  sql = new pg.Pool({ connectionString: t.url, max: 2 });
+  sql = testPool(t.url, { max: 2 });
 });
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0)) await cleanup();

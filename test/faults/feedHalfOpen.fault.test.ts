@@ -4,7 +4,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBlackholeProxy, type BlackholeProxy } from '../helpers/blackholeProxy.ts';
-import { useTestDatabase } from '../helpers/db.ts';
+import { testPool, useTestDatabase } from '../helpers/db.ts';
 import { idsInCursorOrder, insertRows, logged, subscribeAll, type Subscriber } from '../helpers/feedSubscribers.ts';
 import { startService, type ServiceProcess } from '../helpers/serviceProcess.ts';
 
@@ -15,7 +15,7 @@ let service: ServiceProcess | undefined;
 let subscribers: Subscriber[] = [];
 
 beforeAll(async () => {
-  sql = new pg.Pool({ connectionString: t.url, max: 2 });
+  sql = testPool(t.url, { max: 2 });
   proxy = await startBlackholeProxy(t.url);
 });
 afterAll(async () => {

@@ -2,7 +2,7 @@
 // subscriber, over SSE and over graphql-ws, must receive all 1,000 exactly once, in order.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../helpers/db.ts';
+import { testPool, useTestDatabase } from '../helpers/db.ts';
 import { idsInCursorOrder, insertRows, logged, subscribeAll, type Subscriber } from '../helpers/feedSubscribers.ts';
 import { startService, type ServiceProcess } from '../helpers/serviceProcess.ts';
 
@@ -13,7 +13,7 @@ let subscribers: Subscriber[] = [];
 
 beforeAll(() => {
   // Commits without waiting for fsync: the burst is about the feed, not the disk.
-  sql = new pg.Pool({ connectionString: t.url, max: 2, options: '-c synchronous_commit=off' });
+  sql = testPool(t.url, { max: 2, options: '-c synchronous_commit=off' });
 });
 afterAll(async () => {
   for (const s of subscribers) s.close();

@@ -2,7 +2,7 @@
 // reads only below the visibility horizon, so both rows reach every subscriber, once each.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useTestDatabase } from '../helpers/db.ts';
+import { testPool, useTestDatabase } from '../helpers/db.ts';
 import { insertRows, subscribeAll, type Subscriber } from '../helpers/feedSubscribers.ts';
 import { startService, type ServiceProcess } from '../helpers/serviceProcess.ts';
 
@@ -12,7 +12,7 @@ let service: ServiceProcess | undefined;
 let subscribers: Subscriber[] = [];
 
 beforeAll(() => {
-  sql = new pg.Pool({ connectionString: t.url, max: 4 });
+  sql = testPool(t.url, { max: 4 });
 });
 afterAll(async () => {
   for (const s of subscribers) s.close();

@@ -1,5 +1,6 @@
 // Each test file gets its own database cloned from the migrated template (fast: a file copy);
 // each test starts from empty tables. Tests commit for real, because NOTIFY fires only on commit.
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { createDb, type Db, type DbHandle } from '../../src/db/createDb.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './databases.ts';
@@ -47,4 +48,17 @@ export async function truncateAll(handle: DbHandle): Promise<void> {
      truncate rate_limit_windows;
      delete from retry_policies where event_type <> '*'`,
   );
+}
+
+/**
+ * A plain pg pool for a test's own SQL. `pool.end()` resolves before its connections have closed,
+ * so the DROP DATABASE … WITH (FORCE) that follows can terminate them (57P01); without a listener
+ * that error would surface as an uncaught exception. Any other idle-connection error still throws.
+ */
+export function testPool(url: string, options: pg.PoolConfig = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, ...options });
+  pool.on('error', (error: Error & { code?: string }) => {
+    if (error.code !== '57P01') throw error;
+  });
+  return pool;
 }
