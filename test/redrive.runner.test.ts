@@ -95,6 +95,36 @@ describe('throttled redrive', () => {
     expect(await t.db.deadLetterAction.count({ where: { redriveId: id } })).toBe(30);
   });
 
+  it('stops as FAILED with the error when batches keep failing, and resumes to completion once fixed', async () => {
+    await seed(12);
+    // A trigger of the user's that rejects the requeue: not database trouble, so it must not be retried forever.
+    await t.handle.pool.query(`
+      create function reject_outage_requeue() returns trigger language plpgsql as $$
+      begin raise exception 'outage events are frozen'; end $$;
+      create trigger reject_outage_requeue before update on dead_letters
+        for each row when (new.event_type = 'outage' and new.status = 'PENDING') execute function reject_outage_requeue()`);
+    try {
+      const { body } = await execute(server, REQUEUE, { input: { filter: { eventTypes: ['outage'] }, ratePerSecond: 100000 } });
+      const id = (body.data as any).requeueDeadLetters.redrive.id as string;
+      const runner = startRedriveRunner({ db: t.db, logger, owner: 'f', pollIntervalMs: 5, maxBatchFailures: 3 });
+      running.push(runner);
+      await expect.poll(async () => ((await execute(server, REDRIVE, { id })).body.data as any).redrive.status, { timeout: 10_000 }).toBe('FAILED');
+      const failed = await t.db.redrive.findUniqueOrThrow({ where: { id: BigInt(id) } });
+      expect(failed).toMatchObject({ processed: 0, requeued: 0, leaseOwner: null });
+      expect(failed.error).toContain('outage events are frozen');
+      expect(failed.finishedAt).toBeInstanceOf(Date);
+      expect(await t.db.deadLetter.count({ where: { status: 'EXHAUSTED' } })).toBe(12);
+
+      await t.handle.pool.query('drop trigger reject_outage_requeue on dead_letters');
+      const resumed = await execute(server, `mutation ($id: ID!) { resumeRedrive(id: $id) { __typename ... on Redrive { status error } } }`, { id });
+      expect((resumed.body.data as any).resumeRedrive).toEqual({ __typename: 'Redrive', status: 'RUNNING', error: null });
+      for (;;) if ((await nextBatch(runner, BigInt(id))).completed) break;
+      expect(((await execute(server, REDRIVE, { id })).body.data as any).redrive).toMatchObject({ status: 'COMPLETED', requeued: 12 });
+    } finally {
+      await t.handle.pool.query('drop trigger if exists reject_outage_requeue on dead_letters; drop function reject_outage_requeue()');
+    }
+  });
+
   it('pauses, resumes and cancels, refusing illegal moves', async () => {
     await seed(12);
     const { body } = await execute(server, REQUEUE, { input: { filter: { eventTypes: ['outage'] } } });

@@ -1,5 +1,6 @@
 // Throttled redrives: a large requeue by filter, done in batches at a rate limit by the runner
-// (src/redrive/redriveRunner.ts). States: RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED.
+// (src/redrive/redriveRunner.ts). States: RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED;
+// RUNNING → FAILED (batches keep failing) → RUNNING or CANCELLED.
 import type { Db } from '../db/createDb.ts';
 import { countDeadLetterTargets } from '../db/sql/countDeadLetterTargets.ts';
 import { insertRedrive } from '../db/sql/insertRedrive.ts';
@@ -53,8 +54,8 @@ export async function startRedrive(db: Db, actor: string, o: StartRedriveOptions
 
 const MOVES: Record<'pause' | 'resume' | 'cancel', { from: RedriveStatus[]; to: RedriveStatus }> = {
   pause: { from: ['RUNNING'], to: 'PAUSED' },
-  resume: { from: ['PAUSED'], to: 'RUNNING' },
-  cancel: { from: ['RUNNING', 'PAUSED'], to: 'CANCELLED' },
+  resume: { from: ['PAUSED', 'FAILED'], to: 'RUNNING' },
+  cancel: { from: ['RUNNING', 'PAUSED', 'FAILED'], to: 'CANCELLED' },
 };
 
 export type RequeueOutcome = BulkResult & { redriveId: bigint | null };
@@ -95,6 +96,11 @@ export async function moveRedrive(db: Db, id: bigint, move: keyof typeof MOVES):
   const result = await setRedriveStatus(db, { id, from, to });
   if (result.status === null) throw new RedriveNotFoundError(id);
   if (!result.changed) throw new InvalidTransitionError([id], result.status as never, move.toUpperCase());
+}
+
+/** Marks a RUNNING redrive FAILED with the error that kept its batches from committing. */
+export async function failRedrive(db: Db, id: bigint, error: string): Promise<void> {
+  await setRedriveStatus(db, { id, from: ['RUNNING'], to: 'FAILED', error: error.slice(0, 2_000) });
 }
 
 /** Runs the next batch of a redrive this owner holds the lease on. */

@@ -11,7 +11,7 @@ import { MutationErrorRef } from './writeErrors.ts';
 
 const RedriveStatusEnum = builder.enumType(RedriveStatus, {
   name: 'RedriveStatus',
-  description: 'RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED.',
+  description: 'RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED; RUNNING → FAILED when 5 batches in a row fail for a reason other than database trouble (see `error`; FAILED can be resumed or cancelled).',
 });
 
 builder.objectType(RedriveNotFoundError, {
@@ -117,5 +117,5 @@ const move = (name: 'pause' | 'resume' | 'cancel', description: string) =>
     }),
   );
 move('pause', 'Pauses a RUNNING redrive after its current batch.');
-move('resume', 'Resumes a PAUSED redrive from where it stopped.');
-move('cancel', 'Cancels a RUNNING or PAUSED redrive; what was requeued stays requeued.');
+move('resume', 'Resumes a PAUSED or FAILED redrive from where it stopped.');
+move('cancel', 'Cancels a RUNNING, PAUSED or FAILED redrive; what was requeued stays requeued.');

@@ -3,15 +3,19 @@
 // cancelled, or the lease is lost. stop() ends the current wait at once and returns after the
 // batch in flight (a batch is one statement: it either happened or did not).
 // A crashed runner's lease expires and another process resumes from the redrive's last_id.
+// Database trouble (down, timeouts) is retried forever; any other error that fails
+// `maxBatchFailures` batches in a row marks the redrive FAILED with that error (resumable).
 import { EventEmitter, once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/createDb.ts';
 import { claimRedrive } from '../db/sql/claimRedrive.ts';
-import { runRedriveBatch } from '../domain/redrives.ts';
+import { classifyDatabaseError } from '../db/errors.ts';
+import { failRedrive, runRedriveBatch } from '../domain/redrives.ts';
 import type { Logger } from '../logger.ts';
 
 export const DEFAULT_REDRIVE_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_REDRIVE_LEASE_SECONDS = 30;
+export const DEFAULT_REDRIVE_MAX_BATCH_FAILURES = 5;
 
 export interface RedriveRunnerDeps {
   db: Db;
@@ -19,6 +23,8 @@ export interface RedriveRunnerDeps {
   owner?: string;
   pollIntervalMs?: number;
   leaseSeconds?: number;
+  /** Consecutive failed batches (not counting database trouble) before the redrive is FAILED. */
+  maxBatchFailures?: number;
 }
 
 export interface RedriveRunnerEvents {
@@ -36,6 +42,8 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
   const owner = deps.owner ?? `redrive-${randomUUID()}`;
   const pollIntervalMs = deps.pollIntervalMs ?? DEFAULT_REDRIVE_POLL_INTERVAL_MS;
   const leaseSeconds = deps.leaseSeconds ?? DEFAULT_REDRIVE_LEASE_SECONDS;
+  const maxBatchFailures = deps.maxBatchFailures ?? DEFAULT_REDRIVE_MAX_BATCH_FAILURES;
+  let failing: { redriveId: bigint; count: number } | null = null;
   const events = new EventEmitter<RedriveRunnerEvents>();
   const abort = new AbortController();
   const logger = deps.logger.child({ component: 'redrive', owner });
@@ -53,6 +61,7 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
       const started = Date.now();
       const result = await runRedriveBatch(deps.db, { redriveId, owner, leaseSeconds });
       if (!result.held) return;
+      failing = null;
       events.emit('batch', { redriveId, scanned: result.scanned, requeued: result.requeued, completed: result.completed });
       if (result.completed) {
         logger.info({ redriveId }, 'redrive completed');
@@ -62,17 +71,34 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
     }
   };
 
+  const onBatchError = async (redriveId: bigint, error: unknown) => {
+    if (classifyDatabaseError(error)) {
+      logger.warn({ err: error, redriveId }, 'redrive batch hit database trouble; retrying after the poll interval');
+      return;
+    }
+    failing = failing?.redriveId === redriveId ? { redriveId, count: failing.count + 1 } : { redriveId, count: 1 };
+    if (failing.count < maxBatchFailures) {
+      logger.error({ err: error, redriveId, failures: failing.count }, 'redrive batch failed; retrying after the poll interval');
+      return;
+    }
+    logger.error({ err: error, redriveId, failures: failing.count }, 'redrive failed; resume it once the cause is fixed');
+    failing = null;
+    await failRedrive(deps.db, redriveId, error instanceof Error ? error.message : String(error));
+  };
+
   const loop = (async () => {
     while (!abort.signal.aborted) {
+      let redriveId: bigint | null = null;
       try {
-        const redriveId = await claimRedrive(deps.db, { owner, leaseSeconds });
+        redriveId = await claimRedrive(deps.db, { owner, leaseSeconds });
         if (redriveId !== null) {
           const { ratePerSecond } = await deps.db.redrive.findUniqueOrThrow({ where: { id: redriveId }, select: { ratePerSecond: true } });
           await drive(redriveId, ratePerSecond);
           continue;
         }
       } catch (error) {
-        logger.error({ err: error }, 'redrive pass failed; retrying after the poll interval');
+        if (redriveId === null) logger.error({ err: error }, 'redrive poll failed; retrying after the poll interval');
+        else await onBatchError(redriveId, error).catch((e: unknown) => logger.error({ err: e, redriveId }, 'could not mark the redrive FAILED'));
       }
       await sleep(pollIntervalMs);
     }
