@@ -67,7 +67,6 @@ export function nestAtPath(path: readonly string[], value: unknown): unknown {
 /** Renders the filter as a boolean SQL expression over `dead_letters d`; values are bound. */
 export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
-  if (filter.ids) parts.push(Prisma.sql`d.id = any(${filter.ids.map(String)}::bigint[])`);
   // One value binds as `=`, not `= any(array)`: PostgreSQL 15 cannot return a `= any` index scan
   // in index order, so with an array it walks the created_at index and filters instead of using
   // the (column, created_at) index.
@@ -82,7 +81,11 @@ export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   if (filter.errorKinds) parts.push(oneOf(Prisma.sql`d.error_kind`, filter.errorKinds, Prisma.sql`"ErrorKind"`));
   if (filter.errorText !== undefined) {
     const pattern = likeContains(filter.errorText);
-    parts.push(Prisma.sql`(d.error_message ilike ${pattern} or d.error_stack ilike ${pattern})`);
+    // A semi-join on the side table (see migration 20261122000000_error_text_search) lets the
+    // planner either collect the matches from its trigram indexes or walk the outer order and probe
+    // by id, whichever is cheaper for the pattern.
+    parts.push(Prisma.sql`d.id in (select t.dead_letter_id from dead_letter_error_texts t
+                                   where t.error_message ilike ${pattern} or t.error_stack ilike ${pattern})`);
   }
   if (filter.payloadContains !== undefined) {
     parts.push(Prisma.sql`d.payload @> ${JSON.stringify(filter.payloadContains)}::jsonb`);
