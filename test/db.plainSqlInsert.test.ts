@@ -112,6 +112,30 @@ describe('a dead letter written with plain SQL', () => {
   });
 });
 
+describe('the error-text search copy', () => {
+  it('follows inserts, error-text updates, deletes and truncates, and is left alone by status changes', async () => {
+    const texts = (c: pg.Client) =>
+      c.query(`select d.id::int, t.error_message, t.error_stack from dead_letters d full join dead_letter_error_texts t on t.dead_letter_id = d.id order by 1`).then((r) => r.rows);
+    await withClient(async (c) => {
+      await c.query(`INSERT INTO dead_letters (event_type, error_message, error_stack) VALUES ('a', 'HTTP 503', 'at f()'), ('b', 'timeout', null)`);
+      expect(await texts(c)).toEqual([
+        { id: 1, error_message: 'HTTP 503', error_stack: 'at f()' },
+        { id: 2, error_message: 'timeout', error_stack: null },
+      ]);
+      const before = (await c.query(`select xmin::text from dead_letter_error_texts where dead_letter_id = 1`)).rows[0].xmin;
+      await c.query(`UPDATE dead_letters SET status = 'RESOLVED', resolved_by = 'x', resolution_reason = 'y' WHERE id = 1`);
+      expect((await c.query(`select xmin::text from dead_letter_error_texts where dead_letter_id = 1`)).rows[0].xmin).toBe(before);
+
+      await c.query(`UPDATE dead_letters SET error_stack = 'at g()' WHERE id = 1`);
+      await c.query(`UPDATE dead_letters SET error_message = 'gone' WHERE id = 2`);
+      await c.query(`DELETE FROM dead_letters WHERE id = 1`);
+      expect(await texts(c)).toEqual([{ id: 2, error_message: 'gone', error_stack: null }]);
+      await c.query('TRUNCATE dead_letters, delivery_attempts');
+      expect(await texts(c)).toEqual([]);
+    });
+  });
+});
+
 describe('the NOTIFY hint', () => {
   async function collectHints(fn: (writer: pg.Client) => Promise<void>): Promise<Record<string, unknown>[]> {
     return withClient(async (listener) => {
