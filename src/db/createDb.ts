@@ -27,13 +27,23 @@ const pools = new WeakMap<Db, pg.Pool>();
 
 /**
  * The pg pool under a Db made by createDb, for the few hot statements where Prisma's raw-query path
- * costs measurably: it re-encodes every parameter (a 500-event batch is ~1.5 MB of JSON text), which
- * `npm run bench:ingest` shows as ~12% of ingest time.
+ * costs measurably: it re-encodes every parameter and result value (a 500-event batch is ~1.5 MB of
+ * JSON text), ~12% of ingest time in `npm run bench:ingest`, more for the retry loop's claims.
  */
 export function poolOf(db: Db): pg.Pool {
   const pool = pools.get(db);
   if (!pool) throw new Error('this Db was not made by createDb');
   return pool;
+}
+
+/**
+ * A tagged-template statement on the Db's pg pool (see poolOf): each `${value}` becomes a bound
+ * parameter. Rows come back as pg gives them (int8 as string, jsonb parsed, timestamptz as Date).
+ */
+export function pgSql(db: Db) {
+  const pool = poolOf(db);
+  return async <R extends pg.QueryResultRow>(strings: TemplateStringsArray, ...values: unknown[]): Promise<R[]> =>
+    (await pool.query<R>(strings.reduce((text, part, i) => `${text}$${i}${part}`), values)).rows;
 }
 
 /**

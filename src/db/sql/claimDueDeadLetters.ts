@@ -1,4 +1,4 @@
-import type { Db } from '../createDb.ts';
+import { pgSql, type Db } from '../createDb.ts';
 
 export interface ClaimParams {
   /** Most rows this claim may take. */
@@ -28,7 +28,7 @@ export interface ClaimedDeadLetter {
 }
 
 interface ClaimedRow {
-  id: bigint;
+  id: string;
   event_type: string;
   queue: string;
   source: string;
@@ -71,7 +71,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
   //  * The policy is the type's own row, else the default '*', read per row by a correlated
   //    subquery (pending) or a LATERAL one (expired). Only dead_letters is locked; EvalPlanQual
   //    re-checks the locked row alone (C2), and a policy read a moment early is harmless.
-  const rows = await db.$queryRaw<ClaimedRow[]>`
+  const rows = await pgSql(db)<ClaimedRow>`
     with expired as materialized (
       select d.id, d.event_type, d.lease_expires_at as due_at, d.lease_owner as old_owner, d.attempts as old_attempts,
              d.attempts >= coalesce(d.max_attempts, e.max_attempts) as is_spent,
@@ -141,7 +141,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
 
 function toClaimedDeadLetter(r: ClaimedRow): ClaimedDeadLetter {
   return {
-    id: r.id,
+    id: BigInt(r.id),
     eventType: r.event_type,
     queue: r.queue,
     source: r.source,

@@ -1,4 +1,4 @@
-import type { Db } from '../createDb.ts';
+import { pgSql, type Db } from '../createDb.ts';
 
 export interface AttemptRecord {
   id: bigint;
@@ -16,7 +16,7 @@ export interface AttemptRecord {
  */
 export async function completeDeliveries(db: Db, records: readonly AttemptRecord[]): Promise<Set<bigint>> {
   if (records.length === 0) return new Set();
-  const rows = await db.$queryRaw<{ id: bigint }[]>`
+  const rows = await pgSql(db)<{ id: string }>`
     with input as (
       select * from unnest(${records.map((r) => r.id)}::bigint[], ${records.map((r) => r.leaseToken)}::uuid[],
                            ${records.map((r) => r.workerId)}::text[], ${records.map((r) => r.durationMs)}::int[],
@@ -35,7 +35,7 @@ export async function completeDeliveries(db: Db, records: readonly AttemptRecord
              i.duration_ms, 'SUCCEEDED', i.status_code, i.response_body
         from done join input i on i.id = done.id)
     select id from done`;
-  return new Set(rows.map((r) => r.id));
+  return new Set(rows.map((r) => BigInt(r.id)));
 }
 
 /** One event's success; false when the lease was lost (nothing written). */
