@@ -1,9 +1,30 @@
-// npm run bench:retry — drain rate of the retry engine vs a raw-SQL claim/complete loop, same
-// database, same run. 50,000 due events (~1 KB payload, ~2 KB stack), no-op in-process handler,
-// concurrency 10, batch 100. BENCH_DATABASE_URL (an admin URL; a scratch database is created and
-// dropped) defaults to postgresql://postgres@127.0.0.1:5432/postgres. BENCH_EVENTS, BENCH_RUNS override.
-// BENCH_WITHOUT_SEARCH_INDEXES=1 drops the payload/error-text GIN indexes first, to show what
-// they cost every status change (an update that changes indexed columns is never HOT).
+// npm run bench:retry — drain rate of the retry engine vs a raw-SQL claim/complete loop and two
+// peer job queues, same database, same run. 50,000 due events (~1 KB payload, ~2 KB stack), no-op
+// in-process handler, concurrency 10, batch 100. BENCH_DATABASE_URL (an admin URL; a scratch
+// database is created and dropped) defaults to postgresql://postgres@127.0.0.1:5432/postgres.
+// BENCH_EVENTS, BENCH_RUNS override. BENCH_WITHOUT_SEARCH_INDEXES=1 drops the payload/error-text
+// GIN indexes first, to show what they cost every status change (an update that changes indexed
+// columns is never HOT).
+//
+// Every run drains the same number of jobs four times, each after a fresh seed that is not timed:
+//   lazarus          runRetryPass back to back (batch 100, concurrency 10, pool of 4)
+//   raw SQL          the same writes as plain SQL, one connection: the limit
+//   graphile-worker  (devDependency, pinned) schema graphile_worker, concurrency 10, pool of 11,
+//                    prepared statements on, no-op task; 0.16.x has no fetch/completion batching
+//                    (localQueue, completeJobBatchDelay and failJobBatchDelay arrived in 0.17)
+//   pg-boss          (devDependency, pinned) schema pgboss, work() with localConcurrency 10,
+//                    batchSize 100, burstWhenBatchFull, pool of 11, no-op handler; supervise and
+//                    schedule off (no maintenance or cron timers during the drain)
+// Peer jobs carry the same JSON as the events (orderId, customer, 12 lines, plus the ~2 KB stack),
+// are seeded in bulk (add_jobs / insert() in batches of 1,000) and timed from starting the worker
+// until the peer's own table says every job is completed (polled every 100 ms once the handler has
+// seen them all); the handler count and the table must both equal BENCH_EVENTS or the bench fails.
+// Prints each run, then the median events/s per contestant and the two bars of the issue:
+// lazarus / faster peer (≥ 1.0) and lazarus / raw SQL (≥ 0.80).
+import { readFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { run as runGraphileWorker, runMigrations as migrateGraphileWorker, Logger as GraphileLogger, type Runner } from 'graphile-worker';
+import { PgBoss } from 'pg-boss';
 import { pino } from 'pino';
 import pg from 'pg';
 import { createDb } from '../src/db/createDb.ts';
@@ -17,10 +38,55 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
 const BATCH = 100;
 const CONCURRENCY = 10;
+const SEED_CHUNK = 1_000;
+const POLL_MS = 100;
+/** A peer whose handler count stops moving this long has stalled: fail instead of waiting forever. */
+const STALL_MS = 60_000;
 const logger = pino({ level: 'warn' });
+const version = (pkg: string) =>
+  (JSON.parse(readFileSync(new URL(`../node_modules/${pkg}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
+
+// The peers' job payload: the JSON the seed below builds in SQL, plus the stack as a string.
+const STACK = '    at processOrder (/app/src/consumers/orders.ts:123:45)\n'.repeat(36);
+const peerPayload = (g: number) => ({
+  orderId: g,
+  customer: `c-${g}`,
+  lines: Array.from({ length: 12 }, (_, k) => ({ sku: `SKU-${k + 1}`, qty: k + 1, note: 'x'.repeat(40) })),
+  stack: STACK,
+});
+/** Calls `insert` with the payloads of jobs 1..EVENTS, SEED_CHUNK at a time. */
+const seedInChunks = async (insert: (payloads: ReturnType<typeof peerPayload>[]) => Promise<unknown>) => {
+  for (let from = 1; from <= EVENTS; from += SEED_CHUNK) {
+    await insert(Array.from({ length: Math.min(SEED_CHUNK, EVENTS - from + 1) }, (_, k) => peerPayload(from + k)));
+  }
+};
+/** Polls every POLL_MS until `settled()` (the peer's own tables) says done; the query waits until the handler has seen every job. */
+const waitUntilDrained = async (label: string, handled: () => number, settled: () => Promise<boolean>) => {
+  let seen = -1;
+  let movedAt = performance.now();
+  for (;;) {
+    const h = handled();
+    if (h >= EVENTS && (await settled())) return;
+    if (h !== seen) [seen, movedAt] = [h, performance.now()];
+    else if (performance.now() - movedAt > STALL_MS) throw new Error(`${label} stalled: ${h} of ${EVENTS} jobs handled, not drained after ${STALL_MS / 1000} s`);
+    await sleep(POLL_MS);
+  }
+};
+
+interface Contestant {
+  label: string;
+  /** Not timed. */
+  seed: () => Promise<void>;
+  /** Timed: returns the number of jobs drained. */
+  drain: () => Promise<number>;
+  /** After the timer (and on failure): stop whatever `drain` started. */
+  stop?: () => Promise<void>;
+}
 
 const name = `lazarus_bench_${process.pid}`;
 const dbUrl = await createDatabase(adminUrl, name);
+/** Run in reverse order in `finally`, also when a drain fails: stop workers, end pools. */
+const cleanups: Array<() => Promise<unknown>> = [];
 
 try {
   await migrate(dbUrl, { logger });
@@ -31,8 +97,10 @@ try {
     await c.end();
   }
   const handle = createDb(dbUrl, { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, applicationName: 'lazarus-retry' });
+  cleanups.push(() => handle.close());
   const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
   pool.on('error', () => {});
+  cleanups.push(() => pool.end());
 
   const seed = async () => {
     await pool.query('truncate dead_letters, delivery_attempts restart identity');
@@ -85,24 +153,145 @@ try {
     }
   };
 
+  // graphile-worker: its own pool (concurrency + 1 for the LISTEN connection, as in its performance
+  // docs), migrated once up front so the timer covers starting the worker pool and the drain only.
+  const gwVersion = version('graphile-worker');
+  const gwPool = new pg.Pool({ connectionString: dbUrl, max: CONCURRENCY + 1, application_name: 'bench-graphile-worker' });
+  gwPool.on('error', () => {});
+  cleanups.push(() => gwPool.end());
+  const gwLogger = new GraphileLogger(() => () => {});
+  const gwOptions = { pgPool: gwPool, schema: 'graphile_worker', logger: gwLogger, noHandleSignals: true } as const;
+  await migrateGraphileWorker(gwOptions);
+  let gwHandled = 0;
+  let gwRunner: Runner | null = null;
+  const graphileWorker: Contestant = {
+    label: 'graphile-worker',
+    seed: async () => {
+      await gwPool.query('delete from graphile_worker._private_jobs');
+      let added = 0;
+      await seedInChunks(async (payloads) => {
+        const r = await gwPool.query<{ n: number }>(`
+          select count(*)::int as n from graphile_worker.add_jobs(
+            array(select s from json_populate_recordset(null::graphile_worker.job_spec, $1::json) s))`,
+        [JSON.stringify(payloads.map((payload) => ({ identifier: 'bench', payload })))]);
+        added += r.rows[0]!.n;
+      });
+      if (added !== EVENTS) throw new Error(`graphile-worker seeded ${added} of ${EVENTS}`);
+      await gwPool.query('vacuum analyze graphile_worker._private_jobs');
+      gwHandled = 0;
+    },
+    drain: async () => {
+      gwRunner = await runGraphileWorker({
+        ...gwOptions, concurrency: CONCURRENCY, crontab: '',
+        taskList: { bench: async () => { gwHandled += 1; } },
+      });
+      // Completing a job deletes it: drained when the jobs table is empty.
+      await waitUntilDrained('graphile-worker', () => gwHandled, async () =>
+        (await gwPool.query<{ n: number }>('select count(*)::int as n from graphile_worker._private_jobs')).rows[0]!.n === 0);
+      return gwHandled;
+    },
+    stop: async () => {
+      const runner = gwRunner;
+      gwRunner = null;
+      await runner?.stop();
+    },
+  };
+
+  // pg-boss: one instance for all runs, started (and migrated) up front; the timer covers work().
+  const pbVersion = version('pg-boss');
+  const QUEUE = 'bench';
+  const boss = new PgBoss({
+    connectionString: dbUrl, schema: 'pgboss', max: CONCURRENCY + 1, application_name: 'bench-pg-boss',
+    supervise: false, schedule: false,
+  });
+  let bossError: unknown = null;
+  boss.on('error', (error) => { bossError ??= error; });
+  await boss.start();
+  cleanups.push(() => boss.stop({ graceful: true, close: true, timeout: 10_000 }));
+  await boss.createQueue(QUEUE);
+  let pbHandled = 0;
+  let pbWorking = false;
+  const pgBoss: Contestant = {
+    label: 'pg-boss',
+    seed: async () => {
+      await boss.deleteAllJobs();
+      await seedInChunks((payloads) => boss.insert(QUEUE, payloads.map((data) => ({ data }))));
+      const seeded = (await pool.query<{ n: number }>('select count(*)::int as n from pgboss.job where name = $1', [QUEUE])).rows[0]!.n;
+      if (seeded !== EVENTS) throw new Error(`pg-boss seeded ${seeded} of ${EVENTS}`);
+      await pool.query('vacuum analyze pgboss.job');
+      pbHandled = 0;
+      bossError = null;
+    },
+    drain: async () => {
+      pbWorking = true;
+      await boss.work(QUEUE, { localConcurrency: CONCURRENCY, batchSize: BATCH, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 },
+        async (jobs) => { pbHandled += jobs.length; });
+      let completed = 0;
+      await waitUntilDrained('pg-boss', () => pbHandled, async () => {
+        if (bossError) throw bossError;
+        const r = await pool.query<{ completed: number; total: number }>(
+          `select count(*) filter (where state = 'completed')::int as completed, count(*)::int as total from pgboss.job where name = $1`, [QUEUE]);
+        completed = r.rows[0]!.completed;
+        return completed === r.rows[0]!.total;
+      });
+      if (bossError) throw bossError;
+      if (pbHandled !== completed) throw new Error(`pg-boss handler saw ${pbHandled} jobs, table has ${completed} completed`);
+      return completed;
+    },
+    stop: async () => {
+      if (!pbWorking) return;
+      pbWorking = false;
+      await boss.offWork(QUEUE, { wait: true });
+    },
+  };
+
+  const contestants: Contestant[] = [
+    { label: 'lazarus', seed, drain: lazarus },
+    { label: 'raw', seed, drain: raw },
+    graphileWorker,
+    pgBoss,
+  ];
+  cleanups.push(async () => { for (const c of contestants) await c.stop?.(); });
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const results: Record<string, number[]> = { lazarus: [], raw: [] };
+  const results: Record<string, number[]> = Object.fromEntries(contestants.map((c) => [c.label, []]));
+  const width = Math.max(...contestants.map((c) => c.label.length));
   for (let run = 1; run <= RUNS; run++) {
-    for (const [label, drain] of [['lazarus', lazarus], ['raw', raw]] as const) {
-      await seed();
+    for (const { label, seed: seedFor, drain, stop } of contestants) {
+      await seedFor();
       const started = performance.now();
-      const n = await drain();
-      const seconds = (performance.now() - started) / 1000;
+      let n: number;
+      let seconds: number;
+      try {
+        n = await drain();
+        seconds = (performance.now() - started) / 1000;
+      } finally {
+        await stop?.();
+      }
       if (n !== EVENTS) throw new Error(`${label} drained ${n} of ${EVENTS}`);
       results[label]!.push(n / seconds);
-      console.log(`run ${run} ${label.padEnd(8)} ${n} events in ${seconds.toFixed(2)} s = ${Math.round(n / seconds)} events/s`);
+      console.log(`run ${run} ${label.padEnd(width)} ${n} events in ${seconds.toFixed(2)} s = ${Math.round(n / seconds)} events/s`);
     }
   }
+
   const lz = median(results.lazarus!);
   const rw = median(results.raw!);
-  console.log(`\nmedian of ${RUNS}: lazarus ${Math.round(lz)}/s, raw SQL ${Math.round(rw)}/s, ratio ${(lz / rw).toFixed(2)}`);
-  await pool.end();
-  await handle.close();
+  const gw = median(results['graphile-worker']!);
+  const pb = median(results['pg-boss']!);
+  const rows: Array<[string, number[]]> = [
+    ['lazarus', results.lazarus!],
+    ['raw SQL (the limit)', results.raw!],
+    [`graphile-worker ${gwVersion}`, results['graphile-worker']!],
+    [`pg-boss ${pbVersion}`, results['pg-boss']!],
+  ];
+  const col = Math.max(...rows.map(([l]) => l.length), 'contestant'.length);
+  console.log(`\n${EVENTS} events, median of ${RUNS} run(s):`);
+  console.log(`${'contestant'.padEnd(col)}  ${'events/s'.padStart(8)}  per run`);
+  for (const [l, xs] of rows) console.log(`${l.padEnd(col)}  ${String(Math.round(median(xs))).padStart(8)}  ${xs.map((x) => Math.round(x)).join(', ')}`);
+  const [peerLabel, peer] = gw >= pb ? [`graphile-worker ${gwVersion}`, gw] : [`pg-boss ${pbVersion}`, pb];
+  const verdict = (ratio: number, bar: number) => `${ratio.toFixed(2)} (bar ≥ ${bar.toFixed(2)}: ${ratio >= bar ? 'met' : 'NOT met'})`;
+  console.log(`\nlazarus / faster peer (${peerLabel}): ${verdict(lz / peer, 1)}`);
+  console.log(`lazarus / raw SQL: ${verdict(lz / rw, 0.8)}`);
 } finally {
+  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error('bench cleanup failed:', error));
   await dropDatabase(adminUrl, name);
 }
