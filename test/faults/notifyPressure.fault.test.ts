@@ -3,8 +3,13 @@
 // its hint above a threshold (50% usage) so writers never fail at COMMIT, and the feed's catch-up
 // still delivers every row.
 //
-// PostgreSQL 15's queue is 8 GB, so this test does not fill it. It proves, with a real stuck
-// listener: (a) the queue usage the trigger reads is the real one (it grows above 0 and a session
+// The first scenario fills the queue for real: a throwaway PostgreSQL 18 server with the smallest
+// queue it allows (max_notify_queue_pages = 64, 512 KB; the setting exists from PostgreSQL 17), a
+// stuck listener, and pg_notify until PostgreSQL refuses more. Inserts must still commit, and every
+// row must still reach every subscriber.
+//
+// On the shared server (PostgreSQL 15's queue is a fixed 8 GB) the second scenario proves, with a
+// real stuck listener: (a) the queue usage the trigger reads is the real one (it grows above 0 and a session
 // that lowers the threshold to 0 sees its hints skipped); (b) the threshold branch at 50% (a
 // simulated usage of 0.51 skips the hint, 0.5 does not); (c) a session can only make the trigger
 // more careful; (d) inserts whose hints were skipped still reach every subscriber of a real
@@ -12,16 +17,19 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../helpers/db.ts';
+import { createDatabase } from '../helpers/databases.ts';
 import { insertRows, subscribeAll, type Subscriber } from '../helpers/feedSubscribers.ts';
+import { startEmbedded, type TestServer } from '../helpers/postgres.ts';
 import { startService, type ServiceProcess } from '../helpers/serviceProcess.ts';
 
 const t = useTestDatabase();
 const clients: pg.Client[] = [];
 let service: ServiceProcess | undefined;
 let subscribers: Subscriber[] = [];
+let smallQueueServer: TestServer | undefined;
 
-async function client(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: t.url });
+async function client(url = t.url): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url });
   await c.connect();
   clients.push(c);
   return c;
@@ -31,7 +39,15 @@ afterAll(async () => {
   for (const s of subscribers) s.close();
   await service?.stop('SIGKILL');
   for (const c of clients) await c.end().catch(() => {});
+  await smallQueueServer?.stop();
 });
+
+/** Stops both the service and the subscribers of one scenario. */
+async function endScenario() {
+  for (const s of subscribers.splice(0)) s.close();
+  await service?.stop('SIGKILL');
+  service = undefined;
+}
 
 /** A plain LISTEN client that counts hints; `settle` proves all earlier hints have arrived. */
 async function hintCounter() {
@@ -70,6 +86,47 @@ async function hintsFromInsert(writer: pg.Client, counter: Awaited<ReturnType<ty
 }
 
 describe('notify pressure', () => {
+  it('keeps inserts committing while a stuck listener has filled the real notification queue, and delivers every row', async () => {
+    smallQueueServer = await startEmbedded(['-c', 'max_notify_queue_pages=64']);
+    const url = await createDatabase(smallQueueServer.adminUrl, 'lazarus');
+    service = await startService({ DATABASE_URL: url, RETRY_ENABLED: 'false' });
+    const observer = await client(url);
+    subscribers = await subscribeAll(service.url, observer);
+    const stuck = await client(url);
+    await stuck.query('LISTEN lazarus_changes');
+    await stuck.query('begin');
+    await stuck.query('select 1');
+
+    // Fill the queue until PostgreSQL refuses a NOTIFY at commit.
+    let refused: (Error & { code?: string }) | undefined;
+    for (let i = 0; i < 200 && !refused; i++) {
+      await observer.query(`select pg_notify('lazarus_pressure_fill', repeat('x', 7900)) from generate_series(1, 8)`)
+        .catch((error: Error & { code?: string }) => void (refused = error));
+    }
+    expect(refused?.message).toMatch(/too many notifications in the NOTIFY queue/);
+    expect((await observer.query<{ u: number }>('select pg_notification_queue_usage() as u')).rows[0]!.u).toBeGreaterThan(0.9);
+
+    // A full queue fails every COMMIT that sends a NOTIFY; the trigger sends none above 50%.
+    const writer = await client(url);
+    const ids = await insertRows(writer, 200, 'pressure');
+    expect(ids).toHaveLength(200);
+    for (const s of subscribers) {
+      await s.until(200);
+      expect({ name: s.name, ids: s.ids, errors: s.errors }).toEqual({ name: s.name, ids, errors: [] });
+    }
+
+    // The stuck session ends; the queue drains and hints flow again.
+    await stuck.query('commit');
+    await expect.poll(async () => (await observer.query<{ u: number }>('select pg_notification_queue_usage() as u')).rows[0]!.u).toBeLessThan(0.5);
+    ids.push(...(await insertRows(writer, 1, 'pressure')));
+    for (const s of subscribers) {
+      await s.until(201);
+      expect({ name: s.name, ids: s.ids, errors: s.errors }).toEqual({ name: s.name, ids, errors: [] });
+    }
+    expect(service.child.exitCode).toBeNull();
+    await endScenario();
+  });
+
   it('skips hints above the threshold without failing inserts, and catch-up still delivers every row', async () => {
     service = await startService({ DATABASE_URL: t.url, RETRY_ENABLED: 'false' });
     const observer = await client();

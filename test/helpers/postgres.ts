@@ -38,7 +38,8 @@ async function tryTestcontainers(): Promise<TestServer | undefined> {
   }
 }
 
-async function startEmbedded(): Promise<TestServer> {
+/** A throwaway embedded PostgreSQL 18 server; `flags` are extra `-c name=value` settings. */
+export async function startEmbedded(flags: string[] = []): Promise<TestServer> {
   const dir = await mkdtemp(join(tmpdir(), 'lazarus-test-pg-'));
   await chmod(dir, 0o777); // as root, PostgreSQL runs as the postgres user and must reach its data folder
   const port = await freePort();
@@ -49,7 +50,7 @@ async function startEmbedded(): Promise<TestServer> {
     password: 'postgres',
     persistent: false,
     createPostgresUser: process.getuid?.() === 0,
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'max_connections=300'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off', '-c', 'max_connections=300', ...flags],
     onLog: () => {},
     onError: () => {},
   });
