@@ -7,8 +7,7 @@
 // columns is never HOT).
 //
 // Every run drains the same number of jobs four times, each after a fresh seed that is not timed:
-//   lazarus          passes back to back as startRetryLoop runs them, each claim overlapping the
-//                    previous pass's final writes (batch 100, concurrency 10, pool of 4)
+//   lazarus          runRetryPass back to back (batch 100, concurrency 10, pool of 4)
 //   raw SQL          the same writes as plain SQL, one connection: the limit
 //   graphile-worker  (devDependency, pinned) schema graphile_worker, concurrency 10, pool of 11,
 //                    prepared statements on, no-op task, with the batching its performance docs
@@ -32,7 +31,7 @@ import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import { createPolicyCache } from '../src/retry/policyCache.ts';
-import { beginRetryPass } from '../src/retry/runRetryPass.ts';
+import { runRetryPass } from '../src/retry/runRetryPass.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -121,15 +120,11 @@ try {
       deliver: async () => ({ ok: true as const, statusCode: null, responseBody: null }),
       config: { workerId: 'bench', batchSize: BATCH, concurrency: CONCURRENCY, leaseSeconds: 30 },
     };
-    // Passes back to back, each claim overlapping the previous pass's final writes, as
-    // startRetryLoop runs them while batches come back full.
     let done = 0;
-    let settling = Promise.resolve();
     for (;;) {
-      const pass = await beginRetryPass(deps);
-      await settling;
-      settling = pass.settled.then((s) => void (done += s.succeeded));
-      if (pass.claimed === 0) return settling.then(() => done);
+      const s = await runRetryPass(deps);
+      done += s.succeeded;
+      if (s.claimed === 0) return done;
     }
   };
 

@@ -66,36 +66,19 @@ interface Completion {
   eventType: string;
 }
 
-/** A whole pass: claim, deliver, and every write done. */
 export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummary> {
-  return (await beginRetryPass(deps)).settled;
-}
-
-export interface BegunPass {
-  claimed: number;
-  /** The pass's last writes (buffered successes, lease releases); resolves with the summary. */
-  settled: Promise<RetryPassSummary>;
-}
-
-/**
- * A pass up to the end of its deliveries. Its last writes go on behind `settled`, so the loop can
- * claim the next batch on another connection meanwhile (the claimed rows of this pass are still
- * PROCESSING under a live lease, so the next claim cannot take them). Never rejects `settled`.
- */
-export async function beginRetryPass(deps: RetryPassDeps): Promise<BegunPass> {
   const { db, config, logger } = deps;
   const summary: RetryPassSummary = { claimed: 0, succeeded: 0, retried: 0, exhausted: 0, leaseLost: 0, released: 0, recordFailed: 0 };
   const drain = deps.drainSignal ?? NEVER;
   const abort = deps.abortSignal ?? NEVER;
-  const nothing = { claimed: 0, settled: Promise.resolve(summary) };
-  if (drain.aborted) return nothing;
+  if (drain.aborted) return summary;
   const claimed = await claimDueDeadLetters(db, {
     limit: config.batchSize, workerId: config.workerId, leaseSeconds: config.leaseSeconds,
     inProcessEventTypes: deps.inProcessEventTypes ?? [],
   });
   summary.claimed = claimed.length;
   deps.metrics?.observeClaimed(claimed.length);
-  if (claimed.length === 0) return nothing;
+  if (claimed.length === 0) return summary;
 
   const policies = await (deps.policies ?? (() => readPolicies(db)))();
   const held = new Map(claimed.map((c) => [c.id, { event: c, lost: new AbortController() }]));
@@ -156,7 +139,9 @@ export async function beginRetryPass(deps: RetryPassDeps): Promise<BegunPass> {
       deps.metrics?.observeAttempt(event.eventType, outcome, (result as { durationMs?: number }).durationMs ?? 0);
     }
   };
-  const finish = async () => {
+  try {
+    await Promise.all(Array.from({ length: Math.min(config.concurrency, claimed.length) }, worker));
+  } finally {
     clearInterval(flusher);
     await flush();
     clearInterval(renewal);
@@ -167,15 +152,8 @@ export async function beginRetryPass(deps: RetryPassDeps): Promise<BegunPass> {
         return 0;
       });
     }
-    return summary;
-  };
-  try {
-    await Promise.all(Array.from({ length: Math.min(config.concurrency, claimed.length) }, worker));
-  } catch (error) {
-    await finish();
-    throw error;
   }
-  return { claimed: claimed.length, settled: finish() };
+  return summary;
 }
 
 async function deliverWithin(deliver: Deliver, event: ClaimedDeadLetter, policy: RetryPolicy, stop: AbortSignal): Promise<DeliveryResult> {

@@ -1,5 +1,4 @@
-// The retry loop: passes back to back while batches come back full (each claim overlapping the
-// previous pass's final writes), otherwise one pass per
+// The retry loop: passes back to back while batches come back full, otherwise one pass per
 // poll interval or wake-up (the change feed's hint), whichever comes first. NOTIFY is only a
 // hint: the timer alone keeps events moving.
 //
@@ -17,7 +16,7 @@ import type { Logger } from '../logger.ts';
 import type { Deliver } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
 import { createPolicyCache } from './policyCache.ts';
-import { beginRetryPass, type RetryPassConfig, type RetryPassSummary } from './runRetryPass.ts';
+import { runRetryPass, type RetryPassConfig, type RetryPassSummary } from './runRetryPass.ts';
 
 export interface RetryLoopConfig extends RetryPassConfig {
   pollIntervalMs: number;
@@ -76,31 +75,20 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
     wakeUp = done;
   });
 
-  // While batches come back full, the next claim overlaps the previous pass's last writes (at most
-  // one pass settling at a time): claim and completion then use the database in parallel.
   const running = (async () => {
-    let settling: Promise<void> = Promise.resolve();
     while (!drain.signal.aborted) {
       pendingWake = false;
-      let claimed: number | null = null;
+      let summary: RetryPassSummary | null = null;
       try {
-        const pass = await beginRetryPass({ ...deps, policies, drainSignal: drain.signal, abortSignal: abort.signal });
-        claimed = pass.claimed;
-        await settling;
-        settling = pass.settled.then((summary) => void events.emit('passCompleted', summary));
+        summary = await runRetryPass({ ...deps, policies, drainSignal: drain.signal, abortSignal: abort.signal });
+        events.emit('passCompleted', summary);
       } catch (error) {
         logger.error({ err: error }, 'retry pass failed; retrying after the poll interval');
         events.emit('passFailed', error);
       }
-      if (claimed !== config.batchSize) {
-        await settling;
-        await runRetention();
-        await waitForWork();
-      } else {
-        await runRetention();
-      }
+      await runRetention();
+      if (summary?.claimed !== config.batchSize) await waitForWork();
     }
-    await settling;
   })();
 
   async function runRetention() {
