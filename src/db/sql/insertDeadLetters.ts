@@ -53,10 +53,14 @@ ins as (
 history as (
   insert into dead_letter_actions (dead_letter_id, action, actor)
   select id, 'RECORDED', $15::text from ins)
-select i.idx, coalesce(by_id.id, by_key.id, existing.id) as id, by_id.id is not null as created
+-- COALESCE evaluates its subqueries only for rows that were not inserted (duplicates).
+select i.idx,
+       coalesce(by_id.id,
+                -- a duplicate of a row inserted earlier in this same batch (invisible to this statement's snapshot)
+                (select min(k.id) from ins k where k.dedupe_key = i.dedupe_key),
+                -- stored before this statement: one probe of the dedupe_key index
+                (select e.id from dead_letters e where e.dedupe_key = i.dedupe_key)) as id,
+       by_id.id is not null as created
   from input i
   left join ins by_id on by_id.id = i.new_id
-  -- a duplicate of a row inserted earlier in this same batch (invisible to this statement's snapshot)
-  left join lateral (select min(k.id) as id from ins k where by_id.id is null and k.dedupe_key = i.dedupe_key) by_key on true
-  left join dead_letters existing on by_id.id is null and existing.dedupe_key = i.dedupe_key
  order by i.idx`;
