@@ -94,6 +94,14 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
   };
 
   const readOnce = async (): Promise<number> => {
+    if (deps.events.listenerCount() === 0) {
+      // Nobody subscribed: move past everything that has ended (one small query) instead of
+      // reading rows nobody would receive. A subscriber that arrives later starts from there.
+      const horizon: ChangeCursor = { xid: await readChangeHorizon(deps.db), changeId: 0n };
+      if (compareCursors(horizon, cursor) > 0) cursor = horizon;
+      if (hintedMax > seenMax) seenMax = hintedMax;
+      return 0;
+    }
     let total = 0;
     for (;;) {
       const { letters, attempts, more } = await readBatch(cursor, true);

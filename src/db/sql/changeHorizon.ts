@@ -1,5 +1,3 @@
-import { Prisma } from '../../generated/prisma/client.ts';
-
 // The change horizon, as a one-row subquery `h(horizon)` for the change reads: the lowest xid that
 // may still be writing to this database, or the snapshot's xmax when none is. Rows stamped below
 // it can no longer appear or change under that stamp (a sequence value alone is not commit order).
@@ -8,7 +6,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 // in another database (a backend never changes database). Anything unknown — a transaction that
 // ended after the snapshot, a prepared transaction, a row hidden from this role — counts as ours.
 // pg_current_snapshot() is the statement's own snapshot, the one the rows are read with.
-export const changeHorizonSql = Prisma.sql`(
+export const CHANGE_HORIZON_SQL = `(
   select coalesce(
            (select min(x)
               from pg_snapshot_xip(s.snap) x

@@ -1,6 +1,6 @@
 import type { DeadLetter } from '../../generated/prisma/client.ts';
-import type { Db } from '../createDb.ts';
-import { changeHorizonSql } from './changeHorizon.ts';
+import { poolOf, type Db } from '../createDb.ts';
+import { CHANGE_HORIZON_SQL } from './changeHorizon.ts';
 
 export interface ChangeRange {
   /** Exclusive lower bound (change_xid, change_id). */
@@ -26,26 +26,38 @@ export function splitHorizon<T extends { id: bigint }>(rows: WithHorizon<T>[]): 
 
 export type DeadLetterChangeRow = Omit<DeadLetter, 'changeXid'> & { changeXid: string };
 
+/** The change reads run after every hint: on pg directly, with `$1` xid, `$2` change id, `$3` limit. */
+export function changesSql(columns: string, table: string): string {
+  return `
+    select h.horizon::text as "horizon", c.*
+      from ${CHANGE_HORIZON_SQL} h
+      left join lateral (
+        select ${columns}
+          from ${table}
+         where (change_xid, change_id) > ($1::text::xid8, $2::bigint) and change_xid < h.horizon
+         order by change_xid, change_id
+         limit $3::int) c on true`;
+}
+
+/** int8 columns arrive from pg as text; the rows elsewhere carry them as bigint. */
+export function toBigInts<T>(row: Record<string, unknown>, keys: readonly string[]): T {
+  for (const key of keys) if (row[key] != null) row[key] = BigInt(row[key] as string);
+  return row as T;
+}
+
 // Raw because Prisma cannot compare xid8 or rows. Walks dead_letters_change_cursor_idx. The
 // horizon is read in the same statement (see changeHorizon.ts for why rows above it wait).
+const DEAD_LETTER_CHANGES = changesSql(`
+  id, event_type as "eventType", queue, source, ordering_key as "orderingKey",
+  ordering_seq as "orderingSeq", dedupe_key as "dedupeKey", payload, headers,
+  error_kind::text as "errorKind", error_message as "errorMessage", error_stack as "errorStack",
+  error_signature as "errorSignature", status::text as status, attempts, max_attempts as "maxAttempts",
+  next_attempt_at as "nextAttemptAt", lease_owner as "leaseOwner", lease_token::text as "leaseToken",
+  lease_expires_at as "leaseExpiresAt", resolved_at as "resolvedAt", resolved_by as "resolvedBy",
+  resolution_reason as "resolutionReason", occurred_at as "occurredAt", created_at as "createdAt",
+  updated_at as "updatedAt", version, change_id as "changeId", change_xid::text as "changeXid"`, 'dead_letters');
+
 export async function readDeadLetterChanges(db: Db, r: ChangeRange): Promise<ChangeRows<DeadLetterChangeRow>> {
-  const rows = await db.$queryRaw<WithHorizon<DeadLetterChangeRow>[]>`
-    select h.horizon::text as "horizon", c.*
-      from ${changeHorizonSql} h
-      left join lateral (
-        select d.id, d.event_type as "eventType", d.queue, d.source, d.ordering_key as "orderingKey",
-               d.ordering_seq as "orderingSeq", d.dedupe_key as "dedupeKey", d.payload, d.headers,
-               d.error_kind::text as "errorKind", d.error_message as "errorMessage", d.error_stack as "errorStack",
-               d.error_signature as "errorSignature",
-               d.status::text as status, d.attempts, d.max_attempts as "maxAttempts",
-               d.next_attempt_at as "nextAttemptAt", d.lease_owner as "leaseOwner", d.lease_token::text as "leaseToken",
-               d.lease_expires_at as "leaseExpiresAt", d.resolved_at as "resolvedAt", d.resolved_by as "resolvedBy",
-               d.resolution_reason as "resolutionReason", d.occurred_at as "occurredAt", d.created_at as "createdAt",
-               d.updated_at as "updatedAt", d.version, d.change_id as "changeId", d.change_xid::text as "changeXid"
-          from dead_letters d
-         where (d.change_xid, d.change_id) > (${r.afterXid.toString()}::text::xid8, ${r.afterChangeId}::bigint)
-           and d.change_xid < h.horizon
-         order by d.change_xid, d.change_id
-         limit ${r.limit}::int) c on true`;
-  return splitHorizon(rows);
+  const { rows } = await poolOf(db).query<WithHorizon<DeadLetterChangeRow>>(DEAD_LETTER_CHANGES, [r.afterXid.toString(), r.afterChangeId.toString(), r.limit]);
+  return splitHorizon(rows.map((row) => toBigInts(row, ['id', 'orderingSeq', 'changeId'])));
 }
