@@ -1,6 +1,6 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
-import { PrismaClient } from '../generated/prisma/client.ts';
+import { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 
 export type Db = PrismaClient;
 
@@ -44,6 +44,17 @@ export function pgSql(db: Db) {
   const pool = poolOf(db);
   return async <R extends pg.QueryResultRow>(strings: TemplateStringsArray, ...values: unknown[]): Promise<R[]> =>
     (await pool.query<R>(strings.reduce((text, part, i) => `${text}$${i}${part}`), values)).rows;
+}
+
+/** A Prisma.Sql statement run on the Db's pg pool instead of `$queryRaw` (same text, same values). */
+export async function queryPg<R extends pg.QueryResultRow>(db: Db, query: Prisma.Sql): Promise<R[]> {
+  return (await poolOf(db).query<R>(query.text, query.values as unknown[])).rows;
+}
+
+/** int8 columns arrive from pg as text; the rest of the code carries them as bigint, as Prisma does. */
+export function toBigInts<T>(row: Record<string, unknown>, keys: readonly string[]): T {
+  for (const key of keys) if (row[key] != null) row[key] = BigInt(row[key] as string);
+  return row as T;
 }
 
 /**

@@ -1,12 +1,12 @@
 import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
-import type { Db } from '../db/createDb.ts';
+import { queryPg, type Db } from '../db/createDb.ts';
 import { deadLetterMatchProbeSql } from '../db/sql/deadLetterMatchProbe.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { deadLetterCountSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan } from '../domain/statsRollups.ts';
 import { heavyColumnsSelected } from './selection.ts';
-import { deadLetterPageSql, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
+import { readDeadLetterPage, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import { builder } from './builder.ts';
 import { DeadLetterRef } from './deadLetter.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
@@ -71,7 +71,7 @@ function hasTextSearch(filter: DeadLetterFilter): boolean {
 }
 
 async function probe(db: Db, where: Prisma.Sql): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: number }[]>(deadLetterMatchProbeSql(where, PROBE_CAP));
+  const [row] = await queryPg<{ n: number }>(db, deadLetterMatchProbeSql(where, PROBE_CAP));
   return row!.n;
 }
 
@@ -99,12 +99,10 @@ builder.queryFields((t) => ({
         // walks the order's index filtering row by row, which takes ~150 ms at 1M rows for rare
         // text. A capped probe tells rare from common for real. (jsonb estimates are good enough.)
         const materialize = hasTextSearch(filter) && (await probe(ctx.db, where)) < PROBE_CAP;
-        const rows = await ctx.db.$queryRaw<DeadLetterPageRow[]>(
-          deadLetterPageSql({
-            where, field: order.field, descending: order.descending !== backward, after, limit: limit + 1, materialize,
-            heavy: heavyColumnsSelected(info),
-          }),
-        );
+        const rows = await readDeadLetterPage(ctx.db, {
+          where, field: order.field, descending: order.descending !== backward, after, limit: limit + 1, materialize,
+          heavy: heavyColumnsSelected(info),
+        });
         const more = rows.length > limit;
         const page = rows.slice(0, limit);
         if (backward) page.reverse();
@@ -121,7 +119,7 @@ builder.queryFields((t) => ({
           },
           countTotal: async () => {
             const plan = rollupPlan(filter);
-            const [row] = await ctx.db.$queryRaw<{ count: number }[]>(plan ? rollupCountSql(plan) : deadLetterCountSql(where));
+            const [row] = await queryPg<{ count: number }>(ctx.db, plan ? rollupCountSql(plan) : deadLetterCountSql(where));
             return row!.count;
           },
         };

@@ -3,6 +3,7 @@
 // position in the order, not a row count.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { DeadLetter } from '../../generated/prisma/client.ts';
+import { queryPg, toBigInts, type Db } from '../createDb.ts';
 
 export type DeadLetterOrderField = 'CREATED_AT' | 'UPDATED_AT' | 'NEXT_ATTEMPT_AT' | 'ATTEMPTS';
 
@@ -58,4 +59,10 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
      where (${q.materialize ? Prisma.sql`true` : q.where}) ${past}
      order by ${expr} ${dir}, d.id ${dir}
      limit ${q.limit}`;
+}
+
+/** One page, on pg directly: the API's most frequent query, where Prisma's result decoding showed. */
+export async function readDeadLetterPage(db: Db, q: PageQuery): Promise<DeadLetterPageRow[]> {
+  const rows = await queryPg(db, deadLetterPageSql(q));
+  return rows.map((row) => toBigInts<DeadLetterPageRow>(row, ['id', 'orderingSeq', 'changeId']));
 }

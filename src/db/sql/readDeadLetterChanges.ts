@@ -1,5 +1,5 @@
 import type { DeadLetter } from '../../generated/prisma/client.ts';
-import { poolOf, type Db } from '../createDb.ts';
+import { poolOf, toBigInts, type Db } from '../createDb.ts';
 import { CHANGE_HORIZON_SQL } from './changeHorizon.ts';
 
 export interface ChangeRange {
@@ -37,12 +37,6 @@ export function changesSql(columns: string, table: string): string {
          where (change_xid, change_id) > ($1::text::xid8, $2::bigint) and change_xid < h.horizon
          order by change_xid, change_id
          limit $3::int) c on true`;
-}
-
-/** int8 columns arrive from pg as text; the rows elsewhere carry them as bigint. */
-export function toBigInts<T>(row: Record<string, unknown>, keys: readonly string[]): T {
-  for (const key of keys) if (row[key] != null) row[key] = BigInt(row[key] as string);
-  return row as T;
 }
 
 // Raw because Prisma cannot compare xid8 or rows. Walks dead_letters_change_cursor_idx. The

@@ -1,6 +1,6 @@
 import type { DeliveryAttempt } from '../../generated/prisma/client.ts';
-import { poolOf, type Db } from '../createDb.ts';
-import { changesSql, splitHorizon, toBigInts, type ChangeRange, type ChangeRows } from './readDeadLetterChanges.ts';
+import { poolOf, toBigInts, type Db } from '../createDb.ts';
+import { changesSql, splitHorizon, type ChangeRange, type ChangeRows } from './readDeadLetterChanges.ts';
 
 export type DeliveryAttemptChangeRow = Omit<DeliveryAttempt, 'changeXid'> & { changeXid: string };
 
