@@ -64,8 +64,24 @@ export function nestAtPath(path: readonly string[], value: unknown): unknown {
   return path.reduceRight<unknown>((inner, key) => ({ [key]: inner }), value);
 }
 
+/**
+ * How `errorText` is checked. `index`: a semi-join on the trigram-indexed side table (see migration
+ * 20261122000000_error_text_search), best when the text is rare. `scan`: the row's own columns,
+ * row by row, best when walking an order index for a common text (the first matches come early).
+ */
+export type ErrorTextMode = 'index' | 'scan';
+
+/** The errorText condition alone, over `dead_letters d`. */
+export function errorTextSql(text: string, mode: ErrorTextMode): Prisma.Sql {
+  const pattern = likeContains(text);
+  return mode === 'index'
+    ? Prisma.sql`d.id in (select t.dead_letter_id from dead_letter_error_texts t
+                           where t.error_message ilike ${pattern} or t.error_stack ilike ${pattern})`
+    : Prisma.sql`(d.error_message ilike ${pattern} or d.error_stack ilike ${pattern})`;
+}
+
 /** Renders the filter as a boolean SQL expression over `dead_letters d`; values are bound. */
-export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
+export function deadLetterWhereSql(filter: DeadLetterFilter, errorTextMode: ErrorTextMode = 'index'): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   // One value binds as `=`, not `= any(array)`: PostgreSQL 15 cannot return a `= any` index scan
   // in index order, so with an array it walks the created_at index and filters instead of using
@@ -79,14 +95,7 @@ export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   if (filter.sources) parts.push(oneOf(Prisma.sql`d.source`, filter.sources, Prisma.sql`text`));
   if (filter.orderingKey !== undefined) parts.push(Prisma.sql`d.ordering_key = ${filter.orderingKey}`);
   if (filter.errorKinds) parts.push(oneOf(Prisma.sql`d.error_kind`, filter.errorKinds, Prisma.sql`"ErrorKind"`));
-  if (filter.errorText !== undefined) {
-    const pattern = likeContains(filter.errorText);
-    // A semi-join on the side table (see migration 20261122000000_error_text_search) lets the
-    // planner either collect the matches from its trigram indexes or walk the outer order and probe
-    // by id, whichever is cheaper for the pattern.
-    parts.push(Prisma.sql`d.id in (select t.dead_letter_id from dead_letter_error_texts t
-                                   where t.error_message ilike ${pattern} or t.error_stack ilike ${pattern})`);
-  }
+  if (filter.errorText !== undefined) parts.push(errorTextSql(filter.errorText, errorTextMode));
   if (filter.payloadContains !== undefined) {
     parts.push(Prisma.sql`d.payload @> ${JSON.stringify(filter.payloadContains)}::jsonb`);
   }

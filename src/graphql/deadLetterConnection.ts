@@ -1,7 +1,6 @@
 import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
 import { queryPg, type Db } from '../db/createDb.ts';
-import { deadLetterMatchProbeSql } from '../db/sql/deadLetterMatchProbe.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import { errorTextProbeSql } from '../db/sql/errorTextProbe.ts';
 import { deadLetterCountSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan } from '../domain/statsRollups.ts';
@@ -66,13 +65,9 @@ function pageSize(value: number | null | undefined, argument: string): number | 
 
 const PROBE_CAP = 2000;
 
-function hasTextSearch(filter: DeadLetterFilter): boolean {
-  return filter.errorText !== undefined;
-}
-
-async function probe(db: Db, where: Prisma.Sql): Promise<number> {
-  const [row] = await queryPg<{ n: number }>(db, deadLetterMatchProbeSql(where, PROBE_CAP));
-  return row!.n;
+async function isRareText(db: Db, text: string): Promise<boolean> {
+  const [row] = await queryPg<{ n: number }>(db, errorTextProbeSql(text, PROBE_CAP));
+  return row!.n < PROBE_CAP;
 }
 
 builder.queryFields((t) => ({
@@ -98,9 +93,11 @@ builder.queryFields((t) => ({
         // PostgreSQL overestimates how many rows an unanchored ILIKE matches; guessing "many" it
         // walks the order's index filtering row by row, which takes ~150 ms at 1M rows for rare
         // text. A capped probe tells rare from common for real. (jsonb estimates are good enough.)
-        const materialize = hasTextSearch(filter) && (await probe(ctx.db, where)) < PROBE_CAP;
+        // A rare text: collect its matches through the side table's trigram indexes, then sort them.
+        // A common one: walk the order's index and check each row's own text until the page is full.
+        const materialize = filter.errorText !== undefined && (await isRareText(ctx.db, filter.errorText));
         const rows = await readDeadLetterPage(ctx.db, {
-          where, field: order.field, descending: order.descending !== backward, after, limit: limit + 1, materialize,
+          where: filter.errorText !== undefined && !materialize ? deadLetterWhereSql(filter, 'scan') : where, field: order.field, descending: order.descending !== backward, after, limit: limit + 1, materialize,
           heavy: heavyColumnsSelected(info),
         });
         const more = rows.length > limit;
