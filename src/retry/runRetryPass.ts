@@ -82,7 +82,16 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
 
   const policies = await (deps.policies ?? (() => readPolicies(db)))();
   const held = new Map(claimed.map((c) => [c.id, { event: c, lost: new AbortController() }]));
-  const renewal = setInterval(() => void renew(), (config.leaseSeconds * 1000) / 3);
+  // Renewals, batched completions and the final release each update many of this pass's rows in
+  // one statement; run at the same time they could lock those rows in different orders and
+  // deadlock (40P01, seen in bench:retry:webhook at shutdown), so they take turns.
+  let writes: Promise<unknown> = Promise.resolve();
+  const inTurn = <T>(write: () => Promise<T>): Promise<T> => {
+    const next = writes.then(write, write);
+    writes = next.catch(() => {});
+    return next;
+  };
+  const renewal = setInterval(() => void inTurn(renew), (config.leaseSeconds * 1000) / 3);
   async function renew() {
     const leases = [...held.values()].map((h) => ({ id: h.event.id, leaseToken: h.event.leaseToken }));
     try {
@@ -99,7 +108,7 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
     const batch = completions.splice(0);
     if (batch.length === 0) return;
     try {
-      const written = await completeDeliveries(db, batch.map((c) => c.record));
+      const written = await inTurn(() => completeDeliveries(db, batch.map((c) => c.record)));
       for (const c of batch) {
         held.delete(c.record.id);
         if (written.has(c.record.id)) {
@@ -147,7 +156,7 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
     clearInterval(renewal);
     if (held.size > 0) {
       const leases = [...held.values()].map((h) => ({ id: h.event.id, leaseToken: h.event.leaseToken }));
-      summary.released = await releaseLeases(db, leases).catch((error: unknown) => {
+      summary.released = await inTurn(() => releaseLeases(db, leases)).catch((error: unknown) => {
         logger.error({ err: error, count: leases.length }, 'releasing leases failed; they will expire');
         return 0;
       });
