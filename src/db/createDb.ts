@@ -37,16 +37,9 @@ export function poolOf(db: Db): pg.Pool {
 }
 
 /**
- * A tagged-template statement on the Db's pg pool (see poolOf): each `${value}` becomes a bound
- * parameter. Rows come back as pg gives them (int8 as string, jsonb parsed, timestamptz as Date).
+ * A Prisma.Sql statement run on the Db's pg pool instead of `$queryRaw` (same text, same values).
+ * Rows come back as pg gives them: int8 as string (see toBigInts), jsonb parsed, timestamptz as Date.
  */
-export function pgSql(db: Db) {
-  const pool = poolOf(db);
-  return async <R extends pg.QueryResultRow>(strings: TemplateStringsArray, ...values: unknown[]): Promise<R[]> =>
-    (await pool.query<R>(strings.reduce((text, part, i) => `${text}$${i}${part}`), values)).rows;
-}
-
-/** A Prisma.Sql statement run on the Db's pg pool instead of `$queryRaw` (same text, same values). */
 export async function queryPg<R extends pg.QueryResultRow>(db: Db, query: Prisma.Sql): Promise<R[]> {
   return (await poolOf(db).query<R>(query.text, query.values as unknown[])).rows;
 }

@@ -96,8 +96,9 @@ builder.queryFields((t) => ({
         // A rare text: collect its matches through the side table's trigram indexes, then sort them.
         // A common one: walk the order's index and check each row's own text until the page is full.
         const materialize = filter.errorText !== undefined && (await isRareText(ctx.db, filter.errorText));
+        const pageWhere = filter.errorText !== undefined && !materialize ? deadLetterWhereSql(filter, 'scan') : where;
         const rows = await readDeadLetterPage(ctx.db, {
-          where: filter.errorText !== undefined && !materialize ? deadLetterWhereSql(filter, 'scan') : where, field: order.field, descending: order.descending !== backward, after, limit: limit + 1, materialize,
+          where: pageWhere, field: order.field, descending: order.descending !== backward, after, limit: limit + 1, materialize,
           heavy: heavyColumnsSelected(info),
         });
         const more = rows.length > limit;

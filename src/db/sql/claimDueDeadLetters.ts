@@ -1,4 +1,5 @@
-import { pgSql, type Db } from '../createDb.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { queryPg, type Db } from '../createDb.ts';
 
 export interface ClaimParams {
   /** Most rows this claim may take. */
@@ -71,7 +72,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
   //  * The policy is the type's own row, else the default '*', read per row by a correlated
   //    subquery (pending) or a LATERAL one (expired). Only dead_letters is locked; EvalPlanQual
   //    re-checks the locked row alone (C2), and a policy read a moment early is harmless.
-  const rows = await pgSql(db)<ClaimedRow>`
+  const rows = await queryPg<ClaimedRow>(db, Prisma.sql`
     with expired as materialized (
       select d.id, d.event_type, d.lease_expires_at as due_at, d.lease_owner as old_owner, d.attempts as old_attempts,
              d.attempts >= coalesce(d.max_attempts, e.max_attempts) as is_spent,
@@ -131,7 +132,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
        where d.id = c.id
       returning d.id, d.event_type, d.queue, d.source, d.ordering_key, d.payload, d.headers, d.error_kind::text,
                 d.error_message, d.attempts, d.max_attempts, d.lease_token::text, d.occurred_at, d.status::text)
-    select * from claimed order by id`;
+    select * from claimed order by id`);
   // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
   if (rows.length > p.limit) {
     throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);

@@ -1,4 +1,5 @@
-import { pgSql, type Db } from '../createDb.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { queryPg, type Db } from '../createDb.ts';
 
 export interface AttemptRecord {
   id: bigint;
@@ -16,7 +17,7 @@ export interface AttemptRecord {
  */
 export async function completeDeliveries(db: Db, records: readonly AttemptRecord[]): Promise<Set<bigint>> {
   if (records.length === 0) return new Set();
-  const rows = await pgSql(db)<{ id: string }>`
+  const rows = await queryPg<{ id: string }>(db, Prisma.sql`
     with input as (
       select * from unnest(${records.map((r) => r.id)}::bigint[], ${records.map((r) => r.leaseToken)}::uuid[],
                            ${records.map((r) => r.workerId)}::text[], ${records.map((r) => r.durationMs)}::int[],
@@ -34,7 +35,7 @@ export async function completeDeliveries(db: Db, records: readonly AttemptRecord
       select done.id, done.attempts, i.worker_id, now() - i.duration_ms * interval '1 millisecond',
              i.duration_ms, 'SUCCEEDED', i.status_code, i.response_body
         from done join input i on i.id = done.id)
-    select id from done`;
+    select id from done`);
   return new Set(rows.map((r) => BigInt(r.id)));
 }
 

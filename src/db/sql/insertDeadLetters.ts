@@ -10,8 +10,9 @@ export interface InsertedRow {
 /**
  * One round trip for a whole batch: each column travels as one array parameter, ids are drawn up
  * front so RETURNING maps back to input positions, ON CONFLICT (dedupe_key) DO NOTHING makes ingest
- * idempotent (also within a batch), and the RECORDED history rows go in the same statement. Omitted fields take the table's defaults, the
- * same ones a plain SQL INSERT gets. It runs on pg directly (see poolOf).
+ * idempotent (also within a batch), and the RECORDED history rows go in the same statement.
+ * Omitted fields take the table's defaults, the same ones a plain SQL INSERT gets. It runs on pg
+ * directly (see poolOf).
  */
 export async function insertDeadLetters(db: Db, rows: ValidRecord[], actor: string): Promise<InsertedRow[]> {
   const { rows: inserted } = await poolOf(db).query<{ idx: number; id: string | null; created: boolean }>(INSERT_DEAD_LETTERS, [
