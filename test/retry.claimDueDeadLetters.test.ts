@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/createDb.ts';
-import { claimDueDeadLetters } from '../src/db/sql/claimDueDeadLetters.ts';
+import { claimDueDeadLetters, MERGE_TYPE_LIMIT } from '../src/db/sql/claimDueDeadLetters.ts';
 import { completeDelivery } from '../src/db/sql/completeDelivery.ts';
 import { failDelivery } from '../src/db/sql/failDelivery.ts';
 import { renewLeases } from '../src/db/sql/renewLeases.ts';
@@ -109,5 +109,60 @@ describe('claimDueDeadLetters', () => {
 
     expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'PENDING', attempts: 1, leaseToken: null });
     expect((await attemptsOf(t.db, event.id)).map((a) => a.outcome)).toEqual(['LEASE_LOST']);
+  });
+
+  describe('over several event types', () => {
+    // Due times one second apart, oldest first in `order`; returns the rows in that order.
+    const insertDue = async (order: string[]) => {
+      const rows = [];
+      for (const [i, eventType] of order.entries()) {
+        rows.push(await insertDeadLetter(t.db, { eventType, nextAttemptAt: new Date(Date.now() - (order.length - i) * 1000) }));
+      }
+      return rows;
+    };
+    const claimTypes = (types: string[], limit: number, db = t.db, workerId = 'worker-a') =>
+      claimDueDeadLetters(db, { limit, workerId, leaseSeconds: 30, inProcessEventTypes: types });
+
+    it('takes the oldest due rows across deliverable types and passes over held ones, however many', async () => {
+      await setPolicy(t.db, 'held.paused', { paused: true });
+      // Held rows due before everything else: a type with no target and a paused type.
+      await t.db.$executeRaw`
+        insert into dead_letters (event_type, next_attempt_at)
+        select (array['held.no-target', 'held.paused'])[1 + g % 2], now() - interval '1 hour' from generate_series(1, 500) g`;
+      const rows = await insertDue(['a', 'b', 'b', 'c', 'a', 'c', 'b', 'a']);
+
+      const first = await claimTypes(['a', 'b', 'c', 'held.paused'], 5);
+      expect(first.map((r) => r.id)).toEqual(rows.slice(0, 5).map((r) => r.id));
+      const second = await claimTypes(['a', 'b', 'c', 'held.paused'], 5);
+      expect(second.map((r) => r.id)).toEqual(rows.slice(5).map((r) => r.id));
+      const held = await t.db.deadLetter.count({ where: { eventType: { startsWith: 'held.' }, status: 'PENDING', attempts: 0 } });
+      expect(held).toBe(500);
+    });
+
+    it('lets two concurrent claims take disjoint rows, each within its limit', async () => {
+      await insertDue(Array.from({ length: 60 }, (_, i) => ['a', 'b', 'c'][i % 3]!));
+      const other = createDb(t.url, { poolMax: 2, acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000, applicationName: 'lazarus-test-b' });
+      try {
+        const [a, b] = await Promise.all([claimTypes(['a', 'b', 'c'], 20), claimTypes(['a', 'b', 'c'], 20, other.db, 'worker-b')]);
+        expect(a.length + b.length).toBeGreaterThanOrEqual(20);
+        expect(Math.max(a.length, b.length)).toBeLessThanOrEqual(20);
+        expect(new Set([...a, ...b].map((r) => r.id)).size).toBe(a.length + b.length);
+      } finally {
+        await other.close();
+      }
+    });
+
+    it(`keeps due order and per-key heads with more than ${MERGE_TYPE_LIMIT} deliverable types`, async () => {
+      const types = Array.from({ length: MERGE_TYPE_LIMIT + 6 }, (_, i) => `type.${String(i).padStart(3, '0')}`);
+      await setPolicy(t.db, 'type.000', { ordered: true });
+      const rows = await insertDue(types.toReversed());
+      const behindHead = await insertDeadLetter(t.db, { eventType: 'type.000', orderingKey: 'k', nextAttemptAt: new Date(Date.now() - 3_600_000) });
+      // The newest-due row of type.000 becomes the head of key k; the older-due row behind it waits.
+      await t.db.deadLetter.update({ where: { id: rows.at(-1)!.id }, data: { orderingKey: 'k' } });
+
+      const claimed = await claimTypes(types, 10);
+      expect(claimed.map((r) => r.id)).toEqual(rows.slice(0, 10).map((r) => r.id));
+      expect(claimed.some((r) => r.id === behindHead.id)).toBe(false);
+    });
   });
 });

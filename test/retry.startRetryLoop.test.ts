@@ -52,6 +52,25 @@ describe('startRetryLoop', () => {
     expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'SUCCEEDED' });
   });
 
+  it('runs one pass for a burst of hints, not one per hint', async () => {
+    let hint: () => void = () => {};
+    const loop = start(async () => ok, { wake: (fn) => ((hint = fn), () => {}) });
+    await once(loop.events, 'passCompleted');
+    let passes = 0;
+    loop.events.on('passCompleted', () => (passes += 1));
+
+    const next = once(loop.events, 'passCompleted');
+    const burstStarted = Date.now();
+    for (let i = 0; i < 200; i++) hint();
+    await next;
+    // The burst's hints all land within one wake-up gap: one pass answers them all.
+    const settled = once(loop.events, 'passCompleted');
+    hint();
+    await settled;
+    expect(passes).toBe(2);
+    expect(Date.now() - burstStarted).toBeGreaterThanOrEqual(50);
+  });
+
   it('keeps per-key order through a failure in the middle', async () => {
     await setPolicy(t.db, 'order.placed', { ordered: true, backoff: 'FIXED', baseDelayMs: 0, maxDelayMs: 0 });
     const events: { id: bigint }[] = [];

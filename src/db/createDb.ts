@@ -39,9 +39,21 @@ export function poolOf(db: Db): pg.Pool {
 /**
  * A Prisma.Sql statement run on the Db's pg pool instead of `$queryRaw` (same text, same values).
  * Rows come back as pg gives them: int8 as string (see toBigInts), jsonb parsed, timestamptz as Date.
+ * `prepared`: see preparedQuery.
  */
-export async function queryPg<R extends pg.QueryResultRow>(db: Db, query: Prisma.Sql): Promise<R[]> {
-  return (await poolOf(db).query<R>(query.text, query.values as unknown[])).rows;
+export async function queryPg<R extends pg.QueryResultRow>(db: Db, query: Prisma.Sql, prepared?: string): Promise<R[]> {
+  const values = query.values as unknown[];
+  return (await poolOf(db).query<R>(prepared ? preparedQuery(prepared, query.text, values) : { text: query.text, values })).rows;
+}
+
+/**
+ * A named prepared statement, for fixed-text statements that run many times a second. Unnamed
+ * statements are parsed and planned on every run: for the change feed's reads that was 0.8 ms of
+ * a 0.85 ms statement, at one read per hint. Each connection prepares the name once; PostgreSQL
+ * then reuses the plan. The name must always go with the same text.
+ */
+export function preparedQuery(name: string, text: string, values: unknown[]): pg.QueryConfig {
+  return { name: `lazarus_${name}`, text, values };
 }
 
 /** int8 columns arrive from pg as text; the rest of the code carries them as bigint, as Prisma does. */

@@ -1,5 +1,5 @@
 // The retry loop: passes back to back while batches come back full, otherwise one pass per
-// poll interval or wake-up (the change feed's hint), whichever comes first. NOTIFY is only a
+// poll interval or wake-up (the change feed's hint, at most one per 50 ms), whichever comes first. NOTIFY is only a
 // hint: the timer alone keeps events moving.
 //
 // States: RUNNING → (stop()) DRAINING → STOPPED.
@@ -48,6 +48,7 @@ export interface RetryLoop {
 
 const RETENTION_BATCH = 5_000;
 const POLICY_CACHE_MS = 1_000;
+const WAKE_MIN_GAP_MS = 50;
 
 export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
   const { config, logger } = deps;
@@ -55,29 +56,45 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
   const drain = new AbortController();
   const abort = new AbortController();
   let wakeUp: () => void = () => {};
-  let pendingWake = false;
-  const poke = () => {
-    pendingWake = true;
+  // A hint (from `wake`) may start a pass at most every WAKE_MIN_GAP_MS after the previous one
+  // began: at a thousand inserts a second the hints would otherwise run a pass each, and a pass
+  // that finds nothing deliverable is pure load on the database. poke() is not held back.
+  let hinted = false;
+  let poked = false;
+  let lastPassAt = 0;
+  const onHint = () => {
+    hinted = true;
     wakeUp();
   };
-  const unsubscribe = deps.wake?.(poke) ?? (() => {});
+  const poke = () => {
+    poked = true;
+    wakeUp();
+  };
+  const unsubscribe = deps.wake?.(onHint) ?? (() => {});
   let lastRetentionMs = 0;
   const policies = createPolicyCache(deps.db, POLICY_CACHE_MS);
 
   const waitForWork = () => new Promise<void>((resolve) => {
-    if (pendingWake || drain.signal.aborted) return resolve();
-    const timer = setTimeout(done, config.pollIntervalMs);
+    let timer = setTimeout(done, config.pollIntervalMs);
     function done() {
       clearTimeout(timer);
       wakeUp = () => {};
       resolve();
     }
-    wakeUp = done;
+    wakeUp = () => {
+      const wait = lastPassAt + WAKE_MIN_GAP_MS - Date.now();
+      if (poked || drain.signal.aborted || wait <= 0) return done();
+      clearTimeout(timer);
+      timer = setTimeout(done, wait);
+    };
+    if (poked || hinted || drain.signal.aborted) wakeUp();
   });
 
   const running = (async () => {
     while (!drain.signal.aborted) {
-      pendingWake = false;
+      hinted = false;
+      poked = false;
+      lastPassAt = Date.now();
       let summary: RetryPassSummary | null = null;
       try {
         summary = await runRetryPass({ ...deps, policies, drainSignal: drain.signal, abortSignal: abort.signal });

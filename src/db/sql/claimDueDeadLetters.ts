@@ -45,6 +45,9 @@ interface ClaimedRow {
   status: string;
 }
 
+/** Above this many deliverable types, one scan in due order replaces the per-type merge. */
+export const MERGE_TYPE_LIMIT = 64;
+
 export class ClaimLimitExceededError extends Error {
   override name = 'ClaimLimitExceededError';
 }
@@ -63,15 +66,18 @@ export class ClaimLimitExceededError extends Error {
  */
 export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<ClaimedDeadLetter[]> {
   const types = [...p.inProcessEventTypes];
+  const deliverable = await deliverableTypes(db, types);
   // Why the shape:
   //  * MATERIALIZED: PostgreSQL inlines a single-use CTE even with FOR UPDATE, and an inlined
   //    LIMIT can be re-run as a semi-join and claim more than n rows (reliability.md C1).
-  //  * Two locking scans, one per partial index (dead_letters_due_idx, dead_letters_lease_idx):
-  //    an OR would defeat both. Up to 2n rows may be locked for the statement's duration; only n
-  //    are updated, the rest unlock at commit.
-  //  * The policy is the type's own row, else the default '*', read per row by a correlated
-  //    subquery (pending) or a LATERAL one (expired). Only dead_letters is locked; EvalPlanQual
-  //    re-checks the locked row alone (C2), and a policy read a moment early is harmless.
+  //  * Expired leases and due rows are separate locking scans: an OR would defeat both indexes.
+  //    Up to 2n rows may be locked for the statement's duration; only n are updated, the rest
+  //    unlock at commit.
+  //  * Due rows are read per deliverable type (see pendingSql), so rows held back — a paused type,
+  //    a type with no target — are never scanned, however many there are.
+  //  * The policy of an expired lease is the type's own row, else the default '*', read by a
+  //    LATERAL subquery. Only dead_letters is locked; EvalPlanQual re-checks the locked row alone
+  //    (C2), and a policy read a moment early is harmless.
   const rows = await queryPg<ClaimedRow>(db, Prisma.sql`
     with expired as materialized (
       select d.id, d.event_type, d.lease_expires_at as due_at, d.lease_owner as old_owner, d.attempts as old_attempts,
@@ -84,21 +90,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
        order by d.lease_expires_at, d.id
        limit ${p.limit}::int
        for update of d skip locked),
-    pending as materialized (
-      select d.id, d.event_type, d.next_attempt_at as due_at
-        from dead_letters d
-       where d.status = 'PENDING' and d.next_attempt_at <= now()
-         and exists (select 1 from (select * from retry_policies p where p.event_type in (d.event_type, '*')
-                                     order by p.event_type = '*' limit 1) e
-                      where not e.paused and (e.target_url is not null or d.event_type = any(${types}::text[]))
-                        and (not e.ordered or d.ordering_key is null or not exists (
-                              select 1 from dead_letters o
-                               where o.ordering_key = d.ordering_key and o.event_type = d.event_type
-                                 and o.status in ('PENDING', 'PROCESSING', 'EXHAUSTED')
-                                 and (coalesce(o.ordering_seq, -1), o.id) < (coalesce(d.ordering_seq, -1), d.id))))
-       order by d.next_attempt_at, d.id
-       limit ${p.limit}::int
-       for update of d skip locked),
+    pending as materialized (${pendingSql(deliverable, p.limit)}),
     candidates as (
       select c.id, c.event_type, c.due_at,
              row_number() over (partition by c.event_type order by c.due_at, c.id) as rank_in_type,
@@ -138,6 +130,87 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
     throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);
   }
   return rows.filter((r) => r.status === 'PROCESSING').map(toClaimedDeadLetter);
+}
+
+interface DeliverableType {
+  event_type: string;
+  ordered: boolean;
+}
+
+/**
+ * Event types that have due work to claim: the distinct types among PENDING rows (one index
+ * descent each, on dead_letters_pending_type_idx) whose policy — their own, else '*' — is not
+ * paused and has a target or an in-process handler.
+ */
+async function deliverableTypes(db: Db, inProcessEventTypes: string[]): Promise<DeliverableType[]> {
+  return queryPg<DeliverableType>(db, Prisma.sql`
+    with recursive pending_types as (
+      (select d.event_type from dead_letters d where d.status = 'PENDING' order by d.event_type limit 1)
+      union all
+      select (select d.event_type from dead_letters d
+               where d.status = 'PENDING' and d.event_type > t.event_type order by d.event_type limit 1)
+        from pending_types t where t.event_type is not null)
+    select t.event_type, e.ordered
+      from pending_types t,
+           lateral (select p.paused, p.target_url, p.ordered from retry_policies p
+                     where p.event_type in (t.event_type, '*') order by p.event_type = '*' limit 1) e
+     where t.event_type is not null and not e.paused
+       and (e.target_url is not null or t.event_type = any(${inProcessEventTypes}::text[]))`);
+}
+
+// For ordered types only the head of each ordering key is eligible: no older unfinished event of
+// the key (an EXHAUSTED one included) may exist.
+const KEY_HEAD = Prisma.sql`(d.ordering_key is null or not exists (
+  select 1 from dead_letters o
+   where o.ordering_key = d.ordering_key and o.event_type = d.event_type
+     and o.status in ('PENDING', 'PROCESSING', 'EXHAUSTED')
+     and (coalesce(o.ordering_seq, -1), o.id) < (coalesce(d.ordering_seq, -1), d.id)))`;
+
+/**
+ * The locking scan over due rows of deliverable types, oldest due first, at most `limit`.
+ *  * One type (the common drain): its own index scan, locking rows as the LIMIT takes them.
+ *  * Several: a Merge Append of one ordered index scan per type picks the 2 × limit oldest
+ *    candidates without locking, then those are locked in due order, skipping any another claim
+ *    holds, until `limit` are taken. (PostgreSQL drops the order of a locking subquery, so locking
+ *    inside the branches would sort and lock `limit` rows of every type.) Twice the limit leaves a
+ *    concurrent claim of the same rows a second batch to take.
+ *  * More than MERGE_TYPE_LIMIT (planning that many branches costs more than it saves): one scan
+ *    in due order that filters by type.
+ */
+function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
+  const due = (t: DeliverableType) => Prisma.sql`d.status = 'PENDING' and d.event_type = ${t.event_type}::text
+         and d.next_attempt_at <= now() ${t.ordered ? Prisma.sql`and ${KEY_HEAD}` : Prisma.empty}`;
+  if (types.length === 0) return Prisma.sql`select null::bigint as id, null::text as event_type, null::timestamptz as due_at where false`;
+  if (types.length === 1) {
+    return Prisma.sql`
+      select d.id, d.event_type, d.next_attempt_at as due_at from dead_letters d
+       where ${due(types[0]!)}
+       order by d.next_attempt_at, d.id limit ${limit}::int
+       for update of d skip locked`;
+  }
+  if (types.length > MERGE_TYPE_LIMIT) {
+    const ordered = types.filter((t) => t.ordered).map((t) => t.event_type);
+    return Prisma.sql`
+      select d.id, d.event_type, d.next_attempt_at as due_at from dead_letters d
+       where d.status = 'PENDING' and d.next_attempt_at <= now()
+         and d.event_type = any(${types.map((t) => t.event_type)}::text[])
+         and (not d.event_type = any(${ordered}::text[]) or ${KEY_HEAD})
+       order by d.next_attempt_at, d.id limit ${limit}::int
+       for update of d skip locked`;
+  }
+  const window = 2 * limit;
+  const branches = types.map((t) => Prisma.sql`(
+      select d.id, d.next_attempt_at as due_at from dead_letters d
+       where ${due(t)}
+       order by d.next_attempt_at, d.id limit ${window}::int)`);
+  return Prisma.sql`
+      select d.id, d.event_type, d.next_attempt_at as due_at
+        from (select u.id, u.due_at from (${Prisma.join(branches, ' union all ')}) u
+               order by u.due_at, u.id limit ${window}::int) c
+        join dead_letters d on d.id = c.id
+       where d.status = 'PENDING' and d.next_attempt_at <= now()
+       order by c.due_at, c.id limit ${limit}::int
+       for update of d skip locked`;
 }
 
 function toClaimedDeadLetter(r: ClaimedRow): ClaimedDeadLetter {

@@ -35,7 +35,7 @@ export async function completeDeliveries(db: Db, records: readonly AttemptRecord
       select done.id, done.attempts, i.worker_id, now() - i.duration_ms * interval '1 millisecond',
              i.duration_ms, 'SUCCEEDED', i.status_code, i.response_body
         from done join input i on i.id = done.id)
-    select id from done`);
+    select id from done`, 'complete_deliveries');
   return new Set(rows.map((r) => BigInt(r.id)));
 }
 

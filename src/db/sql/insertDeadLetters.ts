@@ -1,4 +1,4 @@
-import { poolOf, type Db } from '../createDb.ts';
+import { poolOf, preparedQuery, type Db } from '../createDb.ts';
 import type { ValidRecord } from '../../domain/recordInput.ts';
 
 export interface InsertedRow {
@@ -15,14 +15,14 @@ export interface InsertedRow {
  * directly (see poolOf).
  */
 export async function insertDeadLetters(db: Db, rows: ValidRecord[], actor: string): Promise<InsertedRow[]> {
-  const { rows: inserted } = await poolOf(db).query<{ idx: number; id: string | null; created: boolean }>(INSERT_DEAD_LETTERS, [
+  const { rows: inserted } = await poolOf(db).query<{ idx: number; id: string | null; created: boolean }>(preparedQuery('insert_dead_letters', INSERT_DEAD_LETTERS, [
     // Payloads and headers go as one JSON array each: already-serialised JSON joins without the
     // escaping a jsonb[] literal needs, and PostgreSQL parses each array once.
     `[${rows.map((r) => r.payloadJson).join(',')}]`,
     `[${rows.map((r) => r.headersJson ?? 'null').join(',')}]`,
     ...COLUMNS.map((key) => rows.map((r) => r[key])),
     actor,
-  ]);
+  ]));
   return inserted.map((r) => ({ idx: r.idx, id: r.id === null ? null : BigInt(r.id), created: r.created }));
 }
 

@@ -1,10 +1,12 @@
-import { poolOf, type Db } from '../createDb.ts';
+import { poolOf, preparedQuery, type Db } from '../createDb.ts';
 import { CHANGE_HORIZON_SQL } from './changeHorizon.ts';
 
 // Where a new feed starts: every transaction of this database below the horizon has ended, so the
 // feed's first cursor (horizon, 0) misses nothing that commits later (it may resend a few changes
 // of transactions that were still open at start-up).
+const HORIZON = `select h.horizon::text as horizon from ${CHANGE_HORIZON_SQL} h`;
+
 export async function readChangeHorizon(db: Db): Promise<bigint> {
-  const { rows } = await poolOf(db).query<{ horizon: string }>(`select h.horizon::text as horizon from ${CHANGE_HORIZON_SQL} h`);
+  const { rows } = await poolOf(db).query<{ horizon: string }>(preparedQuery('change_horizon', HORIZON, []));
   return BigInt(rows[0]!.horizon);
 }

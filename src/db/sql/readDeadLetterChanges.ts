@@ -1,5 +1,5 @@
 import type { DeadLetter } from '../../generated/prisma/client.ts';
-import { poolOf, toBigInts, type Db } from '../createDb.ts';
+import { poolOf, preparedQuery, toBigInts, type Db } from '../createDb.ts';
 import { CHANGE_HORIZON_SQL } from './changeHorizon.ts';
 
 export interface ChangeRange {
@@ -52,6 +52,7 @@ const DEAD_LETTER_CHANGES = changesSql(`
   updated_at as "updatedAt", version, change_id as "changeId", change_xid::text as "changeXid"`, 'dead_letters');
 
 export async function readDeadLetterChanges(db: Db, r: ChangeRange): Promise<ChangeRows<DeadLetterChangeRow>> {
-  const { rows } = await poolOf(db).query<WithHorizon<DeadLetterChangeRow>>(DEAD_LETTER_CHANGES, [r.afterXid.toString(), r.afterChangeId.toString(), r.limit]);
+  const { rows } = await poolOf(db).query<WithHorizon<DeadLetterChangeRow>>(
+    preparedQuery('dead_letter_changes', DEAD_LETTER_CHANGES, [r.afterXid.toString(), r.afterChangeId.toString(), r.limit]));
   return splitHorizon(rows.map((row) => toBigInts(row, ['id', 'orderingSeq', 'changeId'])));
 }
