@@ -2,6 +2,12 @@
 // database `lazarus_bench` on BENCH_ADMIN_URL (default: local PostgreSQL), then reports p50/p95 per
 // query shape for the GraphQL request (in-process yoga.fetch) next to hand-written SQL through pg,
 // and EXPLAIN of each SQL. A benchmark script, not the service: it reads its own env vars.
+//
+// The PostGraphile columns are issue #3's do-it-yourself rival: PostGraphile 5 with the
+// connection-filter plugin over the same table (bench/postgraphile.ts), asked the same list and
+// filter queries (same 50 rows, same order, same 7 columns) through its own in-process fetch, its
+// samples alternating with the other two. Before timing, each shape checks that both servers
+// return the same ids. Shapes it cannot express (the stats, which need aggregates) show "—".
 import pg from 'pg';
 import { pino } from 'pino';
 import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
@@ -9,6 +15,7 @@ import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import { createGraphQLServer } from '../src/graphql/server.ts';
+import { createPostGraphileRival } from './postgraphile.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
@@ -59,12 +66,21 @@ const LIST_SQL = (where: string, params: unknown[] = []) => ({
   params,
 });
 
+// PostGraphile's amber preset names the node ID `id` and the column `rowId`.
+const PG_NODE = 'rowId eventType status attempts createdAt errorKind errorMessage';
+const PG_LIST = (filter?: string, extra = '') =>
+  `{ allDeadLetters(first: 50, orderBy: [CREATED_AT_DESC, ROW_ID_DESC]${filter ? `, filter: ${filter}` : ''}) { ${extra}edges { node { ${PG_NODE} } } } }`;
+const PG_ERROR_TEXT = (text: string) =>
+  `{ or: [{ errorMessage: { includesInsensitive: ${JSON.stringify(text)} } }, { errorStack: { includesInsensitive: ${JSON.stringify(text)} } }] }`;
+
 interface Shape {
   name: string;
   graphql: string;
   variables?: Record<string, unknown>;
   sql: string;
   params: unknown[];
+  /** The same query for PostGraphile, where it can say it. */
+  postgraphile?: string;
   iterations?: number;
 }
 
@@ -74,14 +90,17 @@ const weekAgoHour = () => new Date(Math.floor((Date.now() - 7 * 86_400_000) / 3_
 const nextHour = () => new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).toISOString();
 
 const SHAPES: Shape[] = [
-  { name: 'newest 50, no count', graphql: `{ deadLetters(first: 50) { edges { node { ${NODE} } } } }`, ...LIST_SQL('true') },
-  { name: 'status = EXHAUSTED, 50', graphql: `{ deadLetters(first: 50, filter: { statuses: [EXHAUSTED] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`status = 'EXHAUSTED'`) },
-  { name: 'eventType, 50', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`event_type = $1`, ['invoice.sent']) },
-  { name: 'errorText common ("inventory"), 50', graphql: `{ deadLetters(first: 50, filter: { errorText: "inventory" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`(error_message ilike $1 or error_stack ilike $1)`, ['%inventory%']) },
-  { name: 'errorText rare ("checksum mismatch"), 50', graphql: `{ deadLetters(first: 50, filter: { errorText: "checksum mismatch" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`(error_message ilike $1 or error_stack ilike $1)`, ['%checksum mismatch%']) },
-  { name: 'payloadContains tier=gold, 50', graphql: `{ deadLetters(first: 50, filter: { payloadContains: "{\\"customer\\":{\\"tier\\":\\"gold\\"}}" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`payload @> $1::jsonb`, ['{"customer":{"tier":"gold"}}']) },
-  { name: 'payloadPath customer.id (rare), 50', graphql: `{ deadLetters(first: 50, filter: { payloadPath: { path: ["customer","id"], equals: "\\"c-4242\\"" } }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`payload @> $1::jsonb and payload #> '{customer,id}' = '"c-4242"'`, ['{"customer":{"id":"c-4242"}}']) },
-  { name: 'eventType, 50 + totalCount', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { totalCount edges { node { ${NODE} } } } }`, sql: `select (select count(*) from dead_letters where event_type = $1) as n, * from (${LIST_SQL('event_type = $1').sql}) p`, params: ['invoice.sent'], iterations: SLOW_ITERATIONS },
+  { name: 'newest 50, no count', graphql: `{ deadLetters(first: 50) { edges { node { ${NODE} } } } }`, ...LIST_SQL('true'), postgraphile: PG_LIST() },
+  { name: 'status = EXHAUSTED, 50', graphql: `{ deadLetters(first: 50, filter: { statuses: [EXHAUSTED] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`status = 'EXHAUSTED'`), postgraphile: PG_LIST('{ status: { equalTo: EXHAUSTED } }') },
+  { name: 'eventType, 50', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`event_type = $1`, ['invoice.sent']), postgraphile: PG_LIST('{ eventType: { equalTo: "invoice.sent" } }') },
+  { name: 'errorText common ("inventory"), 50', graphql: `{ deadLetters(first: 50, filter: { errorText: "inventory" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`(error_message ilike $1 or error_stack ilike $1)`, ['%inventory%']), postgraphile: PG_LIST(PG_ERROR_TEXT('inventory')) },
+  { name: 'errorText rare ("checksum mismatch"), 50', graphql: `{ deadLetters(first: 50, filter: { errorText: "checksum mismatch" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`(error_message ilike $1 or error_stack ilike $1)`, ['%checksum mismatch%']), postgraphile: PG_LIST(PG_ERROR_TEXT('checksum mismatch')) },
+  { name: 'payloadContains tier=gold, 50', graphql: `{ deadLetters(first: 50, filter: { payloadContains: "{\\"customer\\":{\\"tier\\":\\"gold\\"}}" }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`payload @> $1::jsonb`, ['{"customer":{"tier":"gold"}}']), postgraphile: PG_LIST('{ payload: { contains: { customer: { tier: "gold" } } } }') },
+  { name: 'payloadPath customer.id (rare), 50', graphql: `{ deadLetters(first: 50, filter: { payloadPath: { path: ["customer","id"], equals: "\\"c-4242\\"" } }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`payload @> $1::jsonb and payload #> '{customer,id}' = '"c-4242"'`, ['{"customer":{"id":"c-4242"}}']),
+    // The filter plugin has no path operator. Containment matches the same rows here (it would
+    // also match an array holding "c-4242").
+    postgraphile: PG_LIST('{ payload: { contains: { customer: { id: "c-4242" } } } }') },
+  { name: 'eventType, 50 + totalCount', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { totalCount edges { node { ${NODE} } } } }`, sql: `select (select count(*) from dead_letters where event_type = $1) as n, * from (${LIST_SQL('event_type = $1').sql}) p`, params: ['invoice.sent'], postgraphile: PG_LIST('{ eventType: { equalTo: "invoice.sent" } }', 'totalCount '), iterations: SLOW_ITERATIONS },
   {
     name: 'stats overview, last 7 days',
     graphql: `query ($from: DateTime!) { deadLetterStats(filter: { createdAt: { from: $from } }) { total byStatus { key count } byEventType { key count } byQueue { key count } byErrorKind { key count } } }`,
@@ -120,27 +139,39 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-// GraphQL and SQL samples alternate, so load from elsewhere on the machine hits both alike.
-async function timePair(a: () => Promise<unknown>, b: () => Promise<unknown>, n: number) {
-  for (let i = 0; i < 10; i++) {
-    await a();
-    await b();
-  }
-  const sa: number[] = [];
-  const sb: number[] = [];
+// The contenders' samples alternate, so load from elsewhere on the machine hits them alike.
+async function timeAlternating(runs: Array<() => Promise<unknown>>, n: number) {
+  for (let i = 0; i < 10; i++) for (const run of runs) await run();
+  const samples = runs.map((): number[] => []);
   for (let i = 0; i < n; i++) {
-    let start = performance.now();
-    await a();
-    sa.push(performance.now() - start);
-    start = performance.now();
-    await b();
-    sb.push(performance.now() - start);
+    for (const [k, run] of runs.entries()) {
+      const start = performance.now();
+      await run();
+      samples[k]!.push(performance.now() - start);
+    }
   }
-  const stats = (s: number[]) => {
+  return samples.map((s) => {
     s.sort((x, y) => x - y);
     return { p50: percentile(s, 50), p95: percentile(s, 95) };
-  };
-  return [stats(sa), stats(sb)] as const;
+  });
+}
+
+type Fetch = (url: string, init: RequestInit) => Promise<Response>;
+
+async function postGraphQL(fetch: Fetch, shape: Shape, body: string): Promise<Record<string, any>> {
+  const response = await fetch('http://bench/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const json = (await response.json()) as { data?: Record<string, any>; errors?: unknown };
+  if (json.errors || !json.data) throw new Error(`${shape.name}: ${response.status} ${JSON.stringify(json.errors)}`);
+  return json.data;
+}
+
+// Fails the run when PostGraphile's page is not Lazarus's page (ids compared as strings).
+function assertSamePage(shape: Shape, lazarus: Record<string, any>, rival: Record<string, any>): void {
+  const ours = { ids: lazarus.deadLetters.edges.map((e: any) => String(e.node.id)), total: lazarus.deadLetters.totalCount };
+  const theirs = { ids: rival.allDeadLetters.edges.map((e: any) => String(e.node.rowId)), total: rival.allDeadLetters.totalCount };
+  if (JSON.stringify(ours) !== JSON.stringify(theirs)) {
+    throw new Error(`${shape.name}: PostGraphile returned a different page.\nLazarus:      ${JSON.stringify(ours)}\nPostGraphile: ${JSON.stringify(theirs)}`);
+  }
 }
 
 async function seed(): Promise<void> {
@@ -165,31 +196,35 @@ async function main(): Promise<void> {
   else await migrate(BENCH_URL); // a database seeded by an older checkout gets the newer migrations
   const handle = createDb(BENCH_URL, { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, applicationName: 'lazarus-bench' });
   const server = createGraphQLServer({ db: handle.db, logger: pino({ level: 'silent' }), graphiql: false, authenticate: () => LOCAL_PRINCIPAL, isReady: async () => true });
+  const lazarusFetch: Fetch = async (url, init) => server.fetch(url, init);
   const pool = new pg.Pool({ connectionString: BENCH_URL, max: 4 });
+  const rivalPool = new pg.Pool({ connectionString: BENCH_URL, max: 4, application_name: 'postgraphile-bench' });
+  const rival = await createPostGraphileRival(rivalPool);
   const { rows } = await pool.query('select count(*)::int as n from dead_letters');
-  console.log(`Rows: ${rows[0].n}. Iterations per shape: ${ITERATIONS} (fewer where marked), after 10 warm-ups; GraphQL and SQL samples alternate.\n`);
-  console.log('| query shape | GraphQL p50 | GraphQL p95 | SQL p50 | SQL p95 | GraphQL/SQL p50 |');
-  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log(`Rows: ${rows[0].n}. Iterations per shape: ${ITERATIONS} (fewer where marked), after 10 warm-ups; GraphQL, SQL and PostGraphile samples alternate.\n`);
+  console.log('| query shape | GraphQL p50 | GraphQL p95 | SQL p50 | SQL p95 | GraphQL/SQL p50 | PostGraphile p50 | PostGraphile p95 | Lazarus/PostGraphile p50 |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   const plans: string[] = [];
   for (const shape of SHAPES) {
     const n = shape.iterations ?? ITERATIONS;
     const body = JSON.stringify({ query: shape.graphql, variables: shape.variables ?? {} });
-    const [gql, sql] = await timePair(
-      async () => {
-        const response = await server.fetch('http://lazarus/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-        const json = (await response.json()) as { errors?: unknown };
-        if (json.errors) throw new Error(`${shape.name}: ${JSON.stringify(json.errors)}`);
-      },
-      () => pool.query(shape.sql, shape.params),
-      n,
-    );
+    const rivalBody = shape.postgraphile && JSON.stringify({ query: shape.postgraphile });
+    const runs = [() => postGraphQL(lazarusFetch, shape, body), () => pool.query(shape.sql, shape.params)];
+    if (rivalBody) {
+      assertSamePage(shape, await postGraphQL(lazarusFetch, shape, body), await postGraphQL(rival.fetch, shape, rivalBody));
+      runs.push(() => postGraphQL(rival.fetch, shape, rivalBody));
+    }
+    const [gql, sql, pgl] = await timeAlternating(runs, n);
     const f = (x: number) => x.toFixed(1);
-    console.log(`| ${shape.name}${shape.iterations ? ` (n=${n})` : ''} | ${f(gql.p50)} | ${f(gql.p95)} | ${f(sql.p50)} | ${f(sql.p95)} | ${(gql.p50 / sql.p50).toFixed(2)}× |`);
+    const rivalCells = pgl ? `${f(pgl.p50)} | ${f(pgl.p95)} | ${(gql!.p50 / pgl.p50).toFixed(2)}×` : '— | — | —';
+    console.log(`| ${shape.name}${shape.iterations ? ` (n=${n})` : ''} | ${f(gql!.p50)} | ${f(gql!.p95)} | ${f(sql!.p50)} | ${f(sql!.p95)} | ${(gql!.p50 / sql!.p50).toFixed(2)}× | ${rivalCells} |`);
     const plan = await pool.query(`explain (costs off) ${shape.sql}`, shape.params);
     plans.push(`${shape.name}:\n${plan.rows.map((r) => `    ${r['QUERY PLAN']}`).join('\n')}`);
   }
-  console.log('\nTimes in ms. EXPLAIN (costs off) of each hand-written SQL:\n');
+  console.log('\nTimes in ms; Lazarus/PostGraphile below 1× means Lazarus is faster. EXPLAIN (costs off) of each hand-written SQL:\n');
   console.log(plans.join('\n\n'));
+  await rival.release();
+  await rivalPool.end();
   await pool.end();
   await handle.close();
 }
