@@ -2,11 +2,14 @@
 // the same run, with 1 and with 200 SSE subscribers, and ingest throughput with the NOTIFY trigger
 // on vs off. The service runs as its own process; the inserts and the raw listener run on this
 // process's main thread, the SSE clients in BENCH_SSE_WORKERS (2) worker threads. Each phase sends
-// BENCH_RATE × BENCH_SECONDS single-row INSERTs (autocommit, 8 connections), paced at BENCH_RATE;
+// BENCH_RATE × BENCH_SECONDS single-row INSERTs (autocommit, BENCH_INSERT_CONNECTIONS connections),
+// paced at BENCH_RATE;
 // when the machine cannot keep that pace the phase runs longer and `achievedRate` says so.
 // Env: BENCH_ADMIN_URL (a database we may CREATE DATABASE on), BENCH_RATE (inserts/s, 1000),
 // BENCH_SECONDS (per phase, 30), BENCH_SUBSCRIBERS ("1,200"), BENCH_INGEST_SECONDS (5),
-// BENCH_SERVICE_NODE_ARGS (extra node flags for the service process).
+// BENCH_SERVICE_NODE_ARGS (extra node flags for the service process), BENCH_INSERT_CONNECTIONS (32:
+// NOTIFY serialises commits, so under load an INSERT waits its turn and 8 connections could not
+// keep 1,000/s), BENCH_INGEST_ROUNDS (3 rounds each of triggers on and off, best of each kept).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +23,8 @@ const rate = Number(process.env.BENCH_RATE ?? 1000);
 const seconds = Number(process.env.BENCH_SECONDS ?? 30);
 const subscriberCounts = (process.env.BENCH_SUBSCRIBERS ?? '1,200').split(',').map(Number);
 const ingestSeconds = Number(process.env.BENCH_INGEST_SECONDS ?? 5);
+const ingestRounds = Number(process.env.BENCH_INGEST_ROUNDS ?? 3);
+const insertConnections = Number(process.env.BENCH_INSERT_CONNECTIONS ?? 32);
 
 const QUERY = 'subscription { deadLetterAdded(filter: { eventTypes: ["bench"] }) { deadLetter { id } } }';
 
@@ -46,34 +51,37 @@ const epochNow = () => performance.timeOrigin + performance.now();
 const WORKERS = Number(process.env.BENCH_SSE_WORKERS ?? 2);
 
 interface SseWorkers {
+  /** Events each subscriber has received since the last clear. */
   counts(): Promise<number[]>;
-  clear(): Promise<void>;
-  stop(): Promise<{ arrivals: Map<string, number>[]; tooSlow: number }>;
+  /** Forgets what arrived; from now on arrivals are kept for ids after `baseId`. */
+  clear(baseId: number): Promise<void>;
+  /** Per subscriber, arrival time by id − baseId (NaN: never arrived). */
+  stop(): Promise<{ arrivals: Float64Array[]; tooSlow: number }>;
 }
 
 /** Spreads `subscribers` SSE clients over worker threads. */
-async function startSseWorkers(url: string, subscribers: number): Promise<SseWorkers> {
+async function startSseWorkers(url: string, subscribers: number, capacity: number): Promise<SseWorkers> {
   const script = new URL('./sseWorker.ts', import.meta.url);
   const sizes = Array.from({ length: Math.min(WORKERS, subscribers) }, (_, i) => Math.floor(subscribers / WORKERS) + (i < subscribers % WORKERS ? 1 : 0));
   const workers = await Promise.all(
     sizes.map(async (count) => {
-      const worker = new Worker(script, { workerData: { url, count, query: QUERY } });
+      const worker = new Worker(script, { workerData: { url, count, query: QUERY, capacity } });
       await waitFor(worker, 'ready');
       return worker;
     }),
   );
-  const ask = async <T>(message: string, reply: string): Promise<T[]> =>
-    Promise.all(workers.map((w) => { const r = waitFor<T>(w, reply); w.postMessage(message); return r; }));
+  const ask = async <T>(type: string, reply: string): Promise<T[]> =>
+    Promise.all(workers.map((w) => { const r = waitFor<T>(w, reply); w.postMessage({ type }); return r; }));
   return {
     counts: async () => (await ask<{ counts: number[] }>('counts', 'counts')).flatMap((r) => r.counts),
-    clear: async () => {
-      for (const w of workers) w.postMessage('clear');
+    clear: async (baseId) => {
+      for (const w of workers) w.postMessage({ type: 'clear', baseId });
       await ask('counts', 'counts');
     },
     stop: async () => {
-      const replies = await ask<{ arrivals: [string, number][][]; tooSlow: number }>('stop', 'arrivals');
+      const replies = await ask<{ arrivals: Float64Array[]; tooSlow: number }>('stop', 'arrivals');
       await Promise.all(workers.map((w) => w.terminate()));
-      return { arrivals: replies.flatMap((r) => r.arrivals.map((a) => new Map(a))), tooSlow: replies.reduce((n, r) => n + r.tooSlow, 0) };
+      return { arrivals: replies.flatMap((r) => r.arrivals), tooSlow: replies.reduce((n, r) => n + r.tooSlow, 0) };
     },
   };
 }
@@ -92,52 +100,54 @@ function waitFor<T = unknown>(worker: Worker, type: string): Promise<T> {
 }
 
 function percentiles(values: number[]) {
-  const s = [...values].sort((a, b) => a - b);
+  const s = Float64Array.from(values).sort();
   const p = (q: number) => (s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))]! : NaN);
   return { n: s.length, p50: +p(0.5).toFixed(2), p95: +p(0.95).toFixed(2), p99: +p(0.99).toFixed(2), max: +(s.at(-1) ?? NaN).toFixed(2) };
 }
 
 async function latencyPhase(url: string, databaseUrl: string, subscribers: number) {
-  const sent = new Map<string, number>();
-  const raw = new Map<string, number>();
+  const sent = new Map<number, number>();
+  const raw = new Map<number, number>();
   const listener = new pg.Client({ connectionString: databaseUrl });
   await listener.connect();
   listener.on('notification', (n) => {
     const at = epochNow();
-    for (const id of (JSON.parse(n.payload!) as { ids: number[] }).ids) raw.set(String(id), at);
+    for (const id of (JSON.parse(n.payload!) as { ids: number[] }).ids) raw.set(id, at);
   });
   await listener.query('LISTEN lazarus_changes');
-  const sse = await startSseWorkers(url, subscribers);
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: 8 });
+  const total = rate * seconds;
+  const sse = await startSseWorkers(url, subscribers, total + 1_000);
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: insertConnections });
   // The scratch database is dropped WITH (FORCE) at the end; an idle client's error then is expected.
   pool.on('error', () => {});
-  const insert = async () => {
+  const insert = async (): Promise<number> => {
     const client = await pool.connect();
     // Timed from when the INSERT is sent (not from waiting for a pooled connection).
     const t0 = epochNow();
     try {
       const { rows } = await client.query<{ id: string }>(`insert into dead_letters (event_type) values ('bench') returning id::text`);
-      sent.set(rows[0]!.id, t0);
+      const id = Number(rows[0]!.id);
+      sent.set(id, t0);
+      return id;
     } finally {
       client.release();
     }
   };
   // Warm up until every subscriber has seen a row, so connection set-up is not measured.
-  await insert();
+  const baseId = await insert();
   while ((await sse.counts()).some((n) => n === 0)) await new Promise((r) => setTimeout(r, 20));
-  await sse.clear();
+  await sse.clear(baseId);
   sent.clear();
   raw.clear();
 
-  const total = rate * seconds;
   const started = performance.now();
   const inflight = new Set<Promise<void>>();
   for (let i = 0; i < total; i++) {
     const wait = started + (i * 1000) / rate - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
-    const p: Promise<void> = insert().finally(() => inflight.delete(p));
+    const p: Promise<void> = insert().then(() => {}).finally(() => inflight.delete(p));
     inflight.add(p);
-    if (inflight.size >= 64) await Promise.race(inflight);
+    if (inflight.size >= 2 * insertConnections) await Promise.race(inflight);
   }
   await Promise.all(inflight);
   const elapsed = (performance.now() - started) / 1000;
@@ -145,11 +155,19 @@ async function latencyPhase(url: string, databaseUrl: string, subscribers: numbe
   while (performance.now() < deadline && (await sse.counts()).some((n) => n < sent.size)) await new Promise((r) => setTimeout(r, 100));
 
   const { arrivals: received, tooSlow } = await sse.stop();
-  const lat = (m: Map<string, number>) => [...m].filter(([id]) => sent.has(id)).map(([id, at]) => at - sent.get(id)!);
-  const missed = received.reduce((n, m) => n + [...sent.keys()].filter((id) => !m.has(id)).length, 0);
+  const rawLatencies = [...raw].filter(([id]) => sent.has(id)).map(([id, at]) => at - sent.get(id)!);
+  const sseLatencies: number[] = [];
+  let missed = 0;
+  for (const times of received) {
+    for (const [id, t0] of sent) {
+      const at = times[id - baseId]!;
+      if (Number.isNaN(at)) missed += 1;
+      else sseLatencies.push(at - t0);
+    }
+  }
   await listener.end();
   await pool.end();
-  return { subscribers, inserted: sent.size, achievedRate: Math.round(sent.size / elapsed), rawListen: percentiles(lat(raw)), lazarusSse: percentiles(received.flatMap(lat)), missed, disconnectedTooSlow: tooSlow };
+  return { subscribers, inserted: sent.size, achievedRate: Math.round(sent.size / elapsed), rawListen: percentiles(rawLatencies), lazarusSse: percentiles(sseLatencies), missed, disconnectedTooSlow: tooSlow };
 }
 
 async function ingestRun(databaseUrl: string, notifyOn: boolean): Promise<number> {
@@ -185,7 +203,7 @@ try {
   }
   await service.stop();
   const ingest: { notifyOn: number[]; notifyOff: number[] } = { notifyOn: [], notifyOff: [] };
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < ingestRounds; i++) {
     ingest.notifyOn.push(await ingestRun(databaseUrl, true));
     ingest.notifyOff.push(await ingestRun(databaseUrl, false));
   }

@@ -2,8 +2,8 @@
 //
 // Lifecycle: created → start() → running → stop() → stopped. While running, a read is triggered
 // by every NOTIFY hint, every (re)connect of the listener (notifications sent while it was away
-// are lost) and a fallback timer; reads never overlap, and a trigger during a read schedules one
-// more. A failed read is logged and retried by the next trigger; the feed itself never throws.
+// are lost) and a fallback timer; reads never overlap, a trigger during a read schedules one
+// more, and back-to-back reads are spaced by a gap that grows with the subscriber count. A failed read is logged and retried by the next trigger; the feed itself never throws.
 //
 // Why a cursor and a horizon: NOTIFY is only a wake-up; the truth is each row's stamp
 // (change_xid, change_id). The feed reads rows with stamp > cursor and change_xid below the
@@ -26,6 +26,11 @@ export const DEFAULT_MAX_QUEUED_EVENTS = 10_000;
 // soon rather than waiting for the fallback timer: 5 ms, doubling up to 250 ms, until they are read.
 const CHASE_MIN_MS = 5;
 const CHASE_MAX_MS = 250;
+// Under a steady stream of hints, reads are spaced by 0.05 ms per open subscription, at most
+// 10 ms: every read is written to every subscriber's stream, so with 200 subscribers one read per
+// hint meant 100k+ socket writes a second. A hint after a quiet spell is read at once.
+const READ_GAP_PER_LISTENER_MS = 0.05;
+const MAX_READ_GAP_MS = 10;
 
 export interface ChangeFeedDeps {
   db: Db;
@@ -75,6 +80,7 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
   let fallbackPollMs = deps.fallbackPollMs ?? DEFAULT_FALLBACK_POLL_MS;
   // When the oldest hint not yet covered by a read arrived (for the lag metric).
   let behindSince: number | null = null;
+  let lastReadAt = -Infinity;
 
   // Both tables are read at once, each statement below its own snapshot's horizon; rows are kept
   // only below the lower of the two, and, when a table filled its limit, only up to its last row,
@@ -138,6 +144,10 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
     reading = (async () => {
       do {
         again = false;
+        const gap = Math.min(MAX_READ_GAP_MS, deps.events.listenerCount() * READ_GAP_PER_LISTENER_MS);
+        const wait = lastReadAt + gap - performance.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+        lastReadAt = performance.now();
         try {
           const n = await readOnce();
           if (n > 0) logger.debug({ changes: n }, 'published changes');
