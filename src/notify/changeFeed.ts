@@ -3,7 +3,8 @@
 // Lifecycle: created → start() → running → stop() → stopped. While running, a read is triggered
 // by every NOTIFY hint, every (re)connect of the listener (notifications sent while it was away
 // are lost) and a fallback timer; reads never overlap, a trigger during a read schedules one
-// more, and back-to-back reads are spaced by a gap that grows with the subscriber count. A failed read is logged and retried by the next trigger; the feed itself never throws.
+// more, and back-to-back reads are spaced by a gap that grows with the subscriber count. A failed
+// read is logged and retried by the next trigger; the feed itself never throws.
 //
 // Why a cursor and a horizon: NOTIFY is only a wake-up; the truth is each row's stamp
 // (change_xid, change_id). The feed reads rows with stamp > cursor and change_xid below the

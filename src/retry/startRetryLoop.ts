@@ -1,6 +1,6 @@
-// The retry loop: passes back to back while batches come back full, otherwise one pass per
-// poll interval or wake-up (the change feed's hint, at most one per 50 ms), whichever comes first. NOTIFY is only a
-// hint: the timer alone keeps events moving.
+// The retry loop: passes back to back while batches come back full, otherwise one pass per poll
+// interval or wake-up (the change feed's hint, at most one per 50 ms), whichever comes first.
+// NOTIFY is only a hint: the timer alone keeps events moving.
 //
 // States: RUNNING → (stop()) DRAINING → STOPPED.
 //  RUNNING   runs passes; a failed pass is logged and emitted as `passFailed`, then it waits.
