@@ -124,7 +124,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
        where d.id = c.id
       returning d.id, d.event_type, d.queue, d.source, d.ordering_key, d.payload, d.headers, d.error_kind::text,
                 d.error_message, d.attempts, d.max_attempts, d.lease_token::text, d.occurred_at, d.status::text)
-    select * from claimed order by id`);
+    select * from claimed order by id`, `claim_${Math.min(deliverable.length, MERGE_TYPE_LIMIT + 1)}`);
   // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
   if (rows.length > p.limit) {
     throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);
@@ -155,7 +155,7 @@ async function deliverableTypes(db: Db, inProcessEventTypes: string[]): Promise<
            lateral (select p.paused, p.target_url, p.ordered from retry_policies p
                      where p.event_type in (t.event_type, '*') order by p.event_type = '*' limit 1) e
      where t.event_type is not null and not e.paused
-       and (e.target_url is not null or t.event_type = any(${inProcessEventTypes}::text[]))`);
+       and (e.target_url is not null or t.event_type = any(${inProcessEventTypes}::text[]))`, 'deliverable_types');
 }
 
 // For ordered types only the head of each ordering key is eligible: no older unfinished event of
@@ -178,8 +178,10 @@ const KEY_HEAD = Prisma.sql`(d.ordering_key is null or not exists (
  *    in due order that filters by type.
  */
 function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
+  // `ordered` is a parameter, not a choice of text, so the statement's text (and its prepared
+  // name) depends only on how many types there are.
   const due = (t: DeliverableType) => Prisma.sql`d.status = 'PENDING' and d.event_type = ${t.event_type}::text
-         and d.next_attempt_at <= now() ${t.ordered ? Prisma.sql`and ${KEY_HEAD}` : Prisma.empty}`;
+         and d.next_attempt_at <= now() and (not ${t.ordered}::boolean or ${KEY_HEAD})`;
   if (types.length === 0) return Prisma.sql`select null::bigint as id, null::text as event_type, null::timestamptz as due_at where false`;
   if (types.length === 1) {
     return Prisma.sql`
