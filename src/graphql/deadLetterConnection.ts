@@ -4,7 +4,7 @@ import { errorTextProbeSql } from '../db/sql/errorTextProbe.ts';
 import { deadLetterCountSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan } from '../domain/statsRollups.ts';
-import { heavyColumnsSelected } from './selection.ts';
+import { deadLetterColumnsSelected } from './selection.ts';
 import { readDeadLetterPage, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import { builder } from './builder.ts';
 import { DeadLetterRef } from './deadLetter.ts';
@@ -99,7 +99,7 @@ builder.queryFields((t) => ({
         const pageWhere = filter.errorText !== undefined && !materialize ? deadLetterWhereSql(filter, 'scan') : where;
         const rows = await readDeadLetterPage(ctx.db, {
           where: pageWhere, field: order.field, descending: order.descending !== backward, after, limit: limit + 1, materialize,
-          heavy: heavyColumnsSelected(info),
+          columns: deadLetterColumnsSelected(info),
         });
         const more = rows.length > limit;
         const page = rows.slice(0, limit);
