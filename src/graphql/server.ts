@@ -84,6 +84,8 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
     logging: deps.logger.child({ component: 'graphql' }),
     maskedErrors: { maskError: maskResultError },
     landingPage: false,
+    // edge.ts enforces the same absolute cap without counting bodies of declared length.
+    maxRequestBodySize: false,
     healthCheckEndpoint: '/health',
     graphiql: deps.graphiql
       ? { title: 'Lazarus', defaultTabs: EXAMPLE_OPERATIONS.map((op) => ({ query: op.query, variables: op.variables ?? null })) }
