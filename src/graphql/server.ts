@@ -13,6 +13,7 @@ import { edgePlugins } from './edge.ts';
 import { EXAMPLE_OPERATIONS } from './examples.ts';
 import { useMutationRateLimit } from './rateLimit.ts';
 import { useInputErrorCodes } from './inputErrorCodes.ts';
+import { useCompiledQueries } from './useCompiledQueries.ts';
 import { schema } from './schema.ts';
 import { createSseFanOut } from './sseFanOut.ts';
 import { useSharedSseFrames } from './useSharedSseFrames.ts';
@@ -104,6 +105,7 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
       useReadinessCheck({ endpoint: '/ready', check: deps.isReady }),
       useHttpAuthStatus(deps.authenticate),
       useInputErrorCodes(),
+      useCompiledQueries(),
       useSharedSubscriptionResults(fanOut),
       useSharedSseFrames(fanOut),
     ],
