@@ -41,6 +41,22 @@ function encodeCursor(order: Order, row: DeadLetterPageRow): string {
   return Buffer.from(JSON.stringify([order.field, order.descending ? 'DESC' : 'ASC', row.sortKey, row.id.toString()])).toString('base64url');
 }
 
+// An edge encodes its cursor when asked: most pages are read without them (50 cursors were
+// ~30 us of a page's resolve).
+class Edge {
+  readonly #order: Order;
+  readonly node: DeadLetterPageRow;
+
+  constructor(order: Order, node: DeadLetterPageRow) {
+    this.#order = order;
+    this.node = node;
+  }
+
+  get cursor(): string {
+    return encodeCursor(this.#order, this.node);
+  }
+}
+
 function decodeCursor(cursor: string, order: Order, argument: string): { key: string; id: bigint } {
   const bad = () => badUserInput(`${argument} is not a cursor of this ordering`, { argument });
   let parsed: unknown;
@@ -104,7 +120,7 @@ builder.queryFields((t) => ({
         const more = rows.length > limit;
         const page = rows.slice(0, limit);
         if (backward) page.reverse();
-        const edges = page.map((row) => ({ cursor: encodeCursor(order, row), node: row }));
+        const edges = page.map((row) => new Edge(order, row));
         return {
           edges,
           pageInfo: {
