@@ -1,3 +1,4 @@
+import { getNamedType, isInputObjectType, isScalarType, type GraphQLInputType } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
@@ -94,5 +95,21 @@ describe('repeated queries', () => {
       ['mutation M { resolveDeadLetters(input: { ids: [], reason: "r" }) { __typename } }', 'M'], ['mutation M { resolveDeadLetters(input: { ids: [], reason: "r" }) { __typename } }', 'M']];
     for (const [query, name] of runs) await post(yoga, query!, {}, name);
     expect(interpreted).toEqual(['Q', 'R', 'M', 'M']);
+  });
+});
+
+describe('the schema, for compiled queries', () => {
+  it('has no query argument of a scalar whose parseLiteral reads variables (graphql-jit would pass none)', () => {
+    const readsVariables: string[] = [];
+    const seen = new Set<string>();
+    const visit = (type: GraphQLInputType, where: string) => {
+      const named = getNamedType(type);
+      if (seen.has(named.name)) return;
+      seen.add(named.name);
+      if (isScalarType(named) && named.parseLiteral.length > 1) readsVariables.push(`${where}: ${named.name}`);
+      if (isInputObjectType(named)) for (const field of Object.values(named.getFields())) visit(field.type, `${where}.${field.name}`);
+    };
+    for (const field of Object.values(schema.getQueryType()!.getFields())) for (const arg of field.args) visit(arg.type, `${field.name}(${arg.name})`);
+    expect(readsVariables).toEqual([]);
   });
 });
