@@ -3,6 +3,7 @@ import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Config } from '../src/config.ts';
+import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/edge.ts';
 import { limitRequestBody } from '../src/http/bodyLimit.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute, testServer } from './helpers/graphql.ts';
@@ -110,6 +111,42 @@ describe('body caps', () => {
     });
     const body = await response.json();
     expect(body.errors?.[0]?.extensions?.code).not.toBe('PAYLOAD_TOO_LARGE');
+  });
+
+  it('answers 413 for a declared length over the absolute cap, and 400 for an invalid one', async () => {
+    const post = (contentLength: string) =>
+      serverWith().fetch('http://lazarus/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': contentLength },
+        body: JSON.stringify({ query: '{ __typename }' }),
+      });
+    const tooLarge = await post(String(MAX_REQUEST_BODY_BYTES + 1));
+    const invalid = await post('12, 12');
+    expect(tooLarge.status).toBe(413);
+    expect((await tooLarge.json()).errors[0].extensions.code).toBe('REQUEST_ENTITY_TOO_LARGE');
+    expect(invalid.status).toBe(400);
+  });
+
+  it('counts a body of undeclared length against the absolute cap', async () => {
+    const streamed = (bytes: number) => {
+      const json = new TextEncoder().encode(JSON.stringify({ query: '{ __typename }' }));
+      const chunk = new Uint8Array(1 << 20).fill(0x20); // spaces after the JSON are still valid JSON
+      let sent = 0;
+      const body = new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (sent === 0) controller.enqueue(json);
+          if (sent >= bytes) return controller.close();
+          controller.enqueue(chunk.subarray(0, Math.min(chunk.length, bytes - sent)));
+          sent += chunk.length;
+        },
+      });
+      return serverWith().fetch('http://lazarus/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    };
+    const small = await streamed(1 << 20);
+    const huge = await streamed(MAX_REQUEST_BODY_BYTES + (1 << 20));
+    expect(small.status).toBe(200);
+    expect(await small.json()).toEqual({ data: { __typename: 'Query' } });
+    expect(huge.status).toBe(413);
   });
 
   it('refuses bodies over the hard cap, and POSTs without a length, before reading them', async () => {

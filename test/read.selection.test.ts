@@ -1,4 +1,7 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { isObjectType } from 'graphql';
+import { schema } from '../src/graphql/schema.ts';
+import { DEAD_LETTER_FIELD_COLUMNS } from '../src/graphql/selection.ts';
 import type { GraphQLServer } from '../src/graphql/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
@@ -42,5 +45,37 @@ describe('deadLetters pages read large columns only when selected', () => {
     );
     expect(body.errors).toBeUndefined();
     expect(body.data!.deadLetters.edges).toEqual([{ node: { id, eventType: 'order.placed', error: { kind: 'DOWNSTREAM_API' } } }]);
+  });
+});
+
+// Every scalar and object field of DeadLetter, as one selection.
+const EVERY_FIELD = `id eventType queue source orderingKey orderingSeq dedupeKey payload headers error { kind message stack }
+  status attempts maxAttemptsOverride nextAttemptAt leaseExpiresAt resolvedAt resolvedBy resolutionReason occurredAt
+  createdAt updatedAt version deliveryAttempts { id } history { id } timeline { at }`;
+
+describe('deadLetters pages read only the columns the query reaches', () => {
+  it('knows the columns behind every field of DeadLetter', () => {
+    const type = schema.getType('DeadLetter');
+    if (!isObjectType(type)) throw new Error('DeadLetter is not an object type');
+    expect(Object.keys(DEAD_LETTER_FIELD_COLUMNS).sort()).toEqual([...Object.keys(type.getFields()), 'stack'].sort());
+  });
+
+  it('answers each field alone as deadLetter(id) answers it', async () => {
+    const row = await insertDeadLetter(t.db, {
+      queue: 'payments', source: 'billing', orderingKey: 'cust-1', orderingSeq: 7n, dedupeKey: 'd-1', maxAttempts: 9,
+      status: 'RESOLVED', attempts: 4, resolvedAt: new Date('2026-01-02T03:04:05.678Z'), resolvedBy: 'ops', resolutionReason: 'fixed',
+      occurredAt: new Date('2026-01-01T00:00:00.000Z'),
+    });
+    const byId = await execute<{ deadLetter: Record<string, unknown> }>(server, `{ deadLetter(id: "${row.id}") { ${EVERY_FIELD} } }`);
+    expect(byId.body.errors).toBeUndefined();
+    const fields = EVERY_FIELD.replace(/\{[^}]*\}/g, '').split(/\s+/).filter(Boolean);
+    for (const field of fields) {
+      const selection = EVERY_FIELD.match(new RegExp(`\\b${field}\\b( \\{[^}]*\\})?`))![0];
+      const { body } = await execute<{ deadLetters: { edges: { node: Record<string, unknown> }[] } }>(
+        server, `{ deadLetters(filter: { ids: ["${row.id}"] }) { edges { node { ${selection} } } } }`,
+      );
+      expect(body.errors, field).toBeUndefined();
+      expect(body.data!.deadLetters.edges[0]!.node, field).toEqual({ [field]: byId.body.data!.deadLetter[field] });
+    }
   });
 });

@@ -13,6 +13,7 @@ import { edgePlugins } from './edge.ts';
 import { EXAMPLE_OPERATIONS } from './examples.ts';
 import { useMutationRateLimit } from './rateLimit.ts';
 import { useInputErrorCodes } from './inputErrorCodes.ts';
+import { useCompiledQueries } from './useCompiledQueries.ts';
 import { schema } from './schema.ts';
 import { createSseFanOut } from './sseFanOut.ts';
 import { useSharedSseFrames } from './useSharedSseFrames.ts';
@@ -84,6 +85,8 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
     logging: deps.logger.child({ component: 'graphql' }),
     maskedErrors: { maskError: maskResultError },
     landingPage: false,
+    // edge.ts enforces the same absolute cap without counting bodies of declared length.
+    maxRequestBodySize: false,
     healthCheckEndpoint: '/health',
     graphiql: deps.graphiql
       ? { title: 'Lazarus', defaultTabs: EXAMPLE_OPERATIONS.map((op) => ({ query: op.query, variables: op.variables ?? null })) }
@@ -102,6 +105,7 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
       useReadinessCheck({ endpoint: '/ready', check: deps.isReady }),
       useHttpAuthStatus(deps.authenticate),
       useInputErrorCodes(),
+      useCompiledQueries(),
       useSharedSubscriptionResults(fanOut),
       useSharedSseFrames(fanOut),
     ],

@@ -29,11 +29,57 @@ export interface PageQuery {
    * them, instead of walking the order's index. For filters known to match few rows.
    */
   materialize?: boolean;
-  /** Which large columns to read; the others come back null (the query did not select them). */
-  heavy?: { payload: boolean; headers: boolean; stack: boolean };
+  /**
+   * Which columns to read, besides id and the sort key; the rows lack the others. Default: all.
+   * Reading only what the page shows is most of the statement's cost at 50 rows: each text and
+   * timestamp value is decoded in JS (the full row took 0.40 ms a page, 7 columns 0.24 ms).
+   */
+  columns?: ReadonlySet<DeadLetterColumn>;
 }
 
 export type DeadLetterPageRow = DeadLetter & { sortKey: string };
+
+// Each column under the name Prisma gives it, in a fixed order, so a set of columns always makes
+// the same text.
+const COLUMNS = {
+  id: 'd.id',
+  eventType: 'd.event_type',
+  queue: 'd.queue',
+  source: 'd.source',
+  orderingKey: 'd.ordering_key',
+  orderingSeq: 'd.ordering_seq',
+  dedupeKey: 'd.dedupe_key',
+  payload: 'd.payload',
+  headers: 'd.headers',
+  errorKind: 'd.error_kind::text',
+  errorMessage: 'd.error_message',
+  errorStack: 'd.error_stack',
+  errorSignature: 'd.error_signature',
+  status: 'd.status::text',
+  attempts: 'd.attempts',
+  maxAttempts: 'd.max_attempts',
+  nextAttemptAt: 'd.next_attempt_at',
+  leaseOwner: 'd.lease_owner',
+  leaseToken: 'd.lease_token::text',
+  leaseExpiresAt: 'd.lease_expires_at',
+  resolvedAt: 'd.resolved_at',
+  resolvedBy: 'd.resolved_by',
+  resolutionReason: 'd.resolution_reason',
+  occurredAt: 'd.occurred_at',
+  createdAt: 'd.created_at',
+  updatedAt: 'd.updated_at',
+  version: 'd.version',
+  changeId: 'd.change_id',
+} as const satisfies Record<keyof DeadLetter, string>;
+
+export type DeadLetterColumn = keyof typeof COLUMNS;
+
+function selectList(columns: ReadonlySet<DeadLetterColumn> | undefined): string {
+  return Object.entries(COLUMNS)
+    .filter(([name]) => name === 'id' || !columns || columns.has(name as DeadLetterColumn))
+    .map(([name, sql]) => `${sql} as "${name}"`)
+    .join(', ');
+}
 
 export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   const key = SORT_KEYS[q.field];
@@ -42,19 +88,9 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   const past = q.after
     ? Prisma.sql`and (${expr}, d.id) ${Prisma.raw(q.descending ? '<' : '>')} (${q.after.key}::${Prisma.raw(key.cast)}, ${q.after.id.toString()}::bigint)`
     : Prisma.empty;
-  const heavy = q.heavy ?? { payload: true, headers: true, stack: true };
-  const col = (wanted: boolean, sql: string, alias: string) => Prisma.raw(wanted ? `${sql} as "${alias}"` : `null as "${alias}"`);
   const head = q.materialize ? Prisma.sql`with m as materialized (select * from dead_letters d where ${q.where})` : Prisma.empty;
   return Prisma.sql`${head}
-    select d.id, d.event_type as "eventType", d.queue, d.source, d.ordering_key as "orderingKey",
-           d.ordering_seq as "orderingSeq", d.dedupe_key as "dedupeKey", ${col(heavy.payload, 'd.payload', 'payload')},
-           ${col(heavy.headers, 'd.headers', 'headers')},
-           d.error_kind::text as "errorKind", d.error_message as "errorMessage", ${col(heavy.stack, 'd.error_stack', 'errorStack')},
-           d.error_signature as "errorSignature", d.status::text as status, d.attempts, d.max_attempts as "maxAttempts",
-           d.next_attempt_at as "nextAttemptAt", d.lease_owner as "leaseOwner", d.lease_token::text as "leaseToken",
-           d.lease_expires_at as "leaseExpiresAt", d.resolved_at as "resolvedAt", d.resolved_by as "resolvedBy",
-           d.resolution_reason as "resolutionReason", d.occurred_at as "occurredAt", d.created_at as "createdAt",
-           d.updated_at as "updatedAt", d.version, d.change_id as "changeId", (${expr})::text as "sortKey"
+    select ${Prisma.raw(selectList(q.columns))}, (${expr})::text as "sortKey"
       from ${q.materialize ? Prisma.sql`(select * from m)` : Prisma.sql`dead_letters`} d
      where (${q.materialize ? Prisma.sql`true` : q.where}) ${past}
      order by ${expr} ${dir}, d.id ${dir}
