@@ -24,7 +24,7 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 30);
 const subscriberCounts = (process.env.BENCH_SUBSCRIBERS ?? '1,200').split(',').map(Number);
 const ingestSeconds = Number(process.env.BENCH_INGEST_SECONDS ?? 5);
 const ingestRounds = Number(process.env.BENCH_INGEST_ROUNDS ?? 3);
-const insertConnections = Number(process.env.BENCH_INSERT_CONNECTIONS ?? 32);
+const insertConnections = Number(process.env.BENCH_INSERT_CONNECTIONS ?? 8);
 
 const QUERY = 'subscription { deadLetterAdded(filter: { eventTypes: ["bench"] }) { deadLetter { id } } }';
 

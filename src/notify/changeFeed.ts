@@ -30,8 +30,8 @@ const CHASE_MAX_MS = 250;
 // Under a steady stream of hints, reads are spaced by 0.05 ms per open subscription, at most
 // 10 ms: every read is written to every subscriber's stream, so with 200 subscribers one read per
 // hint meant 100k+ socket writes a second. A hint after a quiet spell is read at once.
-const READ_GAP_PER_LISTENER_MS = 0.05;
-const MAX_READ_GAP_MS = 10;
+const READ_GAP_PER_LISTENER_MS = 0.125;
+const MAX_READ_GAP_MS = 25;
 
 export interface ChangeFeedDeps {
   db: Db;
