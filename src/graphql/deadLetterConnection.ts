@@ -1,6 +1,6 @@
 import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
-import { queryPg, type Db } from '../db/createDb.ts';
-import { errorTextProbeSql } from '../db/sql/errorTextProbe.ts';
+import { queryPg } from '../db/createDb.ts';
+import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
 import { deadLetterCountSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan } from '../domain/statsRollups.ts';
@@ -79,13 +79,6 @@ function pageSize(value: number | null | undefined, argument: string): number | 
   return value;
 }
 
-const PROBE_CAP = 2000;
-
-async function isRareText(db: Db, text: string): Promise<boolean> {
-  const [row] = await queryPg<{ n: number }>(db, errorTextProbeSql(text, PROBE_CAP));
-  return row!.n < PROBE_CAP;
-}
-
 builder.queryFields((t) => ({
   deadLetters: t.connection(
     {
@@ -106,17 +99,11 @@ builder.queryFields((t) => ({
         const limit = (backward ? last : first) ?? DEFAULT_PAGE_SIZE;
         const cursor = backward ? args.before : args.after;
         const after = cursor != null ? decodeCursor(cursor, order, backward ? 'before' : 'after') : null;
-        // PostgreSQL overestimates how many rows an unanchored ILIKE matches; guessing "many" it
-        // walks the order's index filtering row by row, which takes ~150 ms at 1M rows for rare
-        // text. A capped probe tells rare from common for real. (jsonb estimates are good enough.)
-        // A rare text: collect its matches through the side table's trigram indexes, then sort them.
-        // A common one: walk the order's index and check each row's own text until the page is full.
-        const materialize = filter.errorText !== undefined && (await isRareText(ctx.db, filter.errorText));
-        const pageWhere = filter.errorText !== undefined && !materialize ? deadLetterWhereSql(filter, 'scan') : where;
-        const rows = await readDeadLetterPage(ctx.db, {
-          where: pageWhere, field: order.field, descending: order.descending !== backward, after, limit: limit + 1, materialize,
-          columns: deadLetterColumnsSelected(info),
-        });
+        const scan = { field: order.field, descending: order.descending !== backward, after, limit: limit + 1, columns: deadLetterColumnsSelected(info) };
+        const { errorText } = filter;
+        const rows = errorText === undefined
+          ? await readDeadLetterPage(ctx.db, { ...scan, where })
+          : await readErrorTextPage(ctx.db, { ...filter, errorText }, scan);
         const more = rows.length > limit;
         const page = rows.slice(0, limit);
         if (backward) page.reverse();

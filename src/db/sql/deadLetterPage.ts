@@ -30,6 +30,12 @@ export interface PageQuery {
    */
   materialize?: boolean;
   /**
+   * Walk at most `rows` rows of the order (past the cursor, matching `where`) and keep those that
+   * also match `match`: a bounded look for a condition no index orders, such as error text. A
+   * page shorter than `limit` then says nothing about rows beyond the window.
+   */
+  window?: { rows: number; match: Prisma.Sql };
+  /**
    * Which columns to read, besides id and the sort key; the rows lack the others. Default: all.
    * Reading only what the page shows is most of the statement's cost at 50 rows: each text and
    * timestamp value is decoded in JS (the full row took 0.40 ms a page, 7 columns 0.24 ms).
@@ -86,14 +92,19 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   const expr = Prisma.raw(key.expr);
   const dir = Prisma.raw(q.descending ? 'desc' : 'asc');
   const past = q.after
-    ? Prisma.sql`and (${expr}, d.id) ${Prisma.raw(q.descending ? '<' : '>')} (${q.after.key}::${Prisma.raw(key.cast)}, ${q.after.id.toString()}::bigint)`
-    : Prisma.empty;
+    ? Prisma.sql`(${expr}, d.id) ${Prisma.raw(q.descending ? '<' : '>')} (${q.after.key}::${Prisma.raw(key.cast)}, ${q.after.id.toString()}::bigint)`
+    : Prisma.sql`true`;
+  const order = Prisma.sql`order by ${expr} ${dir}, d.id ${dir}`;
   const head = q.materialize ? Prisma.sql`with m as materialized (select * from dead_letters d where ${q.where})` : Prisma.empty;
+  const from = q.materialize
+    ? Prisma.sql`(select * from m) d where ${past}`
+    : q.window
+      ? Prisma.sql`(select * from dead_letters d where (${q.where}) and ${past} ${order} limit ${q.window.rows}) d where ${q.window.match}`
+      : Prisma.sql`dead_letters d where (${q.where}) and ${past}`;
   return Prisma.sql`${head}
     select ${Prisma.raw(selectList(q.columns))}, (${expr})::text as "sortKey"
-      from ${q.materialize ? Prisma.sql`(select * from m)` : Prisma.sql`dead_letters`} d
-     where (${q.materialize ? Prisma.sql`true` : q.where}) ${past}
-     order by ${expr} ${dir}, d.id ${dir}
+      from ${from}
+     ${order}
      limit ${q.limit}`;
 }
 
