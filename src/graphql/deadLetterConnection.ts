@@ -99,7 +99,9 @@ builder.queryFields((t) => ({
         const limit = (backward ? last : first) ?? DEFAULT_PAGE_SIZE;
         const cursor = backward ? args.before : args.after;
         const after = cursor != null ? decodeCursor(cursor, order, backward ? 'before' : 'after') : null;
-        const scan = { field: order.field, descending: order.descending !== backward, after, limit: limit + 1, columns: deadLetterColumnsSelected(info) };
+        const scan = {
+          field: order.field, descending: order.descending !== backward, after, limit: limit + 1, columns: deadLetterColumnsSelected(info),
+        };
         const { errorText } = filter;
         const rows = errorText === undefined
           ? await readDeadLetterPage(ctx.db, { ...scan, where })
