@@ -151,4 +151,25 @@ describe('the change feed', () => {
       data: { deadLetterAdded: { cursor: expect.any(String), deadLetter: { id: paymentId, eventType: 'payment.failed' } } },
     });
   });
+
+  it('reads less often under a stream of hints the more subscribers it feeds, and loses nothing', async () => {
+    // Fallback polling off: only hints trigger reads. 200 listeners space reads by 25 ms.
+    live = await startLiveServer({ databaseUrl: t.url, db: t.db, fallbackPollMs: 600_000 });
+    const batches: ChangeBatch[] = [];
+    const unsubscribe = Array.from({ length: 200 }, (_, i) => live!.feed.events.onBatch((batch) => i === 0 && batches.push(batch)));
+    const started = performance.now();
+    const ids: string[] = [];
+    // 300 single-row commits over 4 connections: a hint each.
+    await Promise.all([0, 1, 2, 3].map(async () => {
+      for (let i = 0; i < 75; i++) ids.push(await insertRow());
+    }));
+    await untilFed(live.feed, () => batches.reduce((n, b) => n + b.deadLetters.length, 0) >= ids.length);
+    const elapsed = performance.now() - started;
+    for (const off of unsubscribe) off();
+
+    expect(batches.flatMap((b) => b.deadLetters.map((e) => String(e.deadLetter.id))).sort()).toEqual([...ids].sort());
+    // One read per 25 ms at most, plus the first read of the burst and the catch-up reads.
+    expect(batches.length).toBeLessThanOrEqual(Math.ceil(elapsed / 25) + 3);
+    expect(batches.length).toBeLessThan(ids.length / 2);
+  });
 });
