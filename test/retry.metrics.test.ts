@@ -22,6 +22,8 @@ describe('retry metrics', () => {
     expect(text).toContain('lazarus_dead_letters{status="SUCCEEDED",event_type="order.placed"} 1');
     expect(text).toContain('lazarus_dead_letters{status="PENDING",event_type="invoice.sent"} 1');
     expect(text).toContain('lazarus_dead_letters{status="EXHAUSTED",event_type="invoice.sent"} 1');
+    // The delivered event left PENDING (and passed through PROCESSING): no series of 0 stays behind.
+    expect(text).not.toMatch(/lazarus_dead_letters\{status="(PENDING|PROCESSING)",event_type="order.placed"\}/);
     expect(text).toContain('lazarus_delivery_attempts_total{event_type="order.placed",outcome="SUCCEEDED"} 1');
     expect(text).toContain('lazarus_delivery_duration_seconds_count{event_type="order.placed"} 1');
     expect(text).toContain('lazarus_claimed_total 1');

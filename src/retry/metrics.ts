@@ -28,8 +28,10 @@ export function createRetryMetrics(db: Db, registry = new Registry()): RetryMetr
   new Gauge({
     name: 'lazarus_dead_letters', help: 'Dead letters by status and event type.', labelNames: ['status', 'event_type'], registers: [registry],
     async collect() {
+      // From the rollups (kept exact by the triggers, in the writers' transactions) rather than
+      // counting the table at every scrape: ~86k rollup rows instead of 1M events in bench:read's seed.
       const rows = await db.$queryRaw<{ status: string; event_type: string; n: number }[]>`
-        select status::text, event_type, count(*)::int as n from dead_letters group by 1, 2`;
+        select status::text, event_type, sum(count)::int as n from dead_letter_rollups group by 1, 2 having sum(count) <> 0`;
       this.reset();
       for (const r of rows) this.set({ status: r.status, event_type: r.event_type }, r.n);
     },
