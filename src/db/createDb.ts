@@ -30,7 +30,7 @@ const pools = new WeakMap<Db, pg.Pool>();
  * costs measurably: it re-encodes every parameter and result value (a 500-event batch is ~1.5 MB of
  * JSON text), ~12% of ingest time in `npm run bench:ingest`, more for the retry loop's claims.
  */
-export function poolOf(db: Db): pg.Pool {
+function poolOf(db: Db): pg.Pool {
   const pool = pools.get(db);
   if (!pool) throw new Error('this Db was not made by createDb');
   return pool;
@@ -39,11 +39,12 @@ export function poolOf(db: Db): pg.Pool {
 /**
  * A Prisma.Sql statement run on the Db's pg pool instead of `$queryRaw` (same text, same values).
  * Rows come back as pg gives them: int8 as string (see toBigInts), jsonb parsed, timestamptz as Date.
- * `prepared`: see preparedQuery.
+ * With `prepared`, it runs as that named prepared statement (see queryPrepared).
  */
 export async function queryPg<R extends pg.QueryResultRow>(db: Db, query: Prisma.Sql, prepared?: string): Promise<R[]> {
   const values = query.values as unknown[];
-  return (await poolOf(db).query<R>(prepared ? preparedQuery(prepared, query.text, values) : { text: query.text, values })).rows;
+  if (prepared) return queryPrepared<R>(db, prepared, query.text, values);
+  return (await poolOf(db).query<R>(query.text, values)).rows;
 }
 
 /**
@@ -52,8 +53,8 @@ export async function queryPg<R extends pg.QueryResultRow>(db: Db, query: Prisma
  * a 0.85 ms statement, at one read per hint. Each connection prepares the name once; PostgreSQL
  * then reuses the plan. The name must always go with the same text.
  */
-export function preparedQuery(name: string, text: string, values: unknown[]): pg.QueryConfig {
-  return { name: `lazarus_${name}`, text, values };
+export async function queryPrepared<R extends pg.QueryResultRow>(db: Db, name: string, text: string, values: unknown[]): Promise<R[]> {
+  return (await poolOf(db).query<R>({ name: `lazarus_${name}`, text, values })).rows;
 }
 
 /** int8 columns arrive from pg as text; the rest of the code carries them as bigint, as Prisma does. */

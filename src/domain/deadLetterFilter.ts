@@ -86,7 +86,7 @@ export function errorTextSql(text: string, mode: ErrorTextMode): Prisma.Sql {
 }
 
 /** Renders the filter as a boolean SQL expression over `dead_letters d`; values are bound. */
-export function deadLetterWhereSql(filter: DeadLetterFilter, errorTextMode: ErrorTextMode = 'index'): Prisma.Sql {
+export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   // One value binds as `=`, not `= any(array)`: PostgreSQL 15 cannot return a `= any` index scan
   // in index order, so with an array it walks the created_at index and filters instead of using
@@ -100,7 +100,7 @@ export function deadLetterWhereSql(filter: DeadLetterFilter, errorTextMode: Erro
   if (filter.sources) parts.push(oneOf(Prisma.sql`d.source`, filter.sources, Prisma.sql`text`));
   if (filter.orderingKey !== undefined) parts.push(Prisma.sql`d.ordering_key = ${filter.orderingKey}`);
   if (filter.errorKinds) parts.push(oneOf(Prisma.sql`d.error_kind`, filter.errorKinds, Prisma.sql`"ErrorKind"`));
-  if (filter.errorText !== undefined) parts.push(errorTextSql(filter.errorText, errorTextMode));
+  if (filter.errorText !== undefined) parts.push(errorTextSql(filter.errorText, 'index'));
   if (filter.payloadContains !== undefined) {
     parts.push(Prisma.sql`d.payload @> ${JSON.stringify(filter.payloadContains)}::jsonb`);
   }

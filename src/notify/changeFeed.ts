@@ -27,8 +27,8 @@ export const DEFAULT_MAX_QUEUED_EVENTS = 10_000;
 // soon rather than waiting for the fallback timer: 5 ms, doubling up to 250 ms, until they are read.
 const CHASE_MIN_MS = 5;
 const CHASE_MAX_MS = 250;
-// Under a steady stream of hints, reads are spaced by 0.05 ms per open subscription, at most
-// 10 ms: every read is written to every subscriber's stream, so with 200 subscribers one read per
+// Under a steady stream of hints, reads are spaced by 0.125 ms per open subscription, at most
+// 25 ms: every read is written to every subscriber's stream, so with 200 subscribers one read per
 // hint meant 100k+ socket writes a second. A hint after a quiet spell is read at once.
 const READ_GAP_PER_LISTENER_MS = 0.125;
 const MAX_READ_GAP_MS = 25;

@@ -45,6 +45,11 @@ interface ClaimedRow {
   status: string;
 }
 
+/** The policy governing the event type in the column `eventType`: its own row, else the default '*'. */
+function policyOf(eventType: string): Prisma.Sql {
+  return Prisma.raw(`(select p.* from retry_policies p where p.event_type in (${eventType}, '*') order by p.event_type = '*' limit 1)`);
+}
+
 /** Above this many deliverable types, one scan in due order replaces the per-type merge. */
 export const MERGE_TYPE_LIMIT = 64;
 
@@ -84,8 +89,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
              d.attempts >= coalesce(d.max_attempts, e.max_attempts) as is_spent,
              (e.paused or (e.target_url is null and not d.event_type = any(${types}::text[]))) as is_held
         from dead_letters d,
-             lateral (select p.max_attempts, p.paused, p.target_url from retry_policies p
-                       where p.event_type in (d.event_type, '*') order by p.event_type = '*' limit 1) e
+             lateral ${policyOf('d.event_type')} e
        where d.status = 'PROCESSING' and d.lease_expires_at < now()
        order by d.lease_expires_at, d.id
        limit ${p.limit}::int
@@ -94,8 +98,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
     candidates as (
       select c.id, c.event_type, c.due_at,
              row_number() over (partition by c.event_type order by c.due_at, c.id) as rank_in_type,
-             (select e.concurrency from (select * from retry_policies p where p.event_type in (c.event_type, '*')
-                                          order by p.event_type = '*' limit 1) e) as type_limit
+             (select e.concurrency from ${policyOf('c.event_type')} e) as type_limit
         from (select id, event_type, due_at from expired union all select id, event_type, due_at from pending) c),
     chosen as (
       -- CASE, not coalesce: the in-flight count runs only for types that have a limit.
@@ -152,8 +155,7 @@ async function deliverableTypes(db: Db, inProcessEventTypes: string[]): Promise<
         from pending_types t where t.event_type is not null)
     select t.event_type, e.ordered
       from pending_types t,
-           lateral (select p.paused, p.target_url, p.ordered from retry_policies p
-                     where p.event_type in (t.event_type, '*') order by p.event_type = '*' limit 1) e
+           lateral ${policyOf('t.event_type')} e
      where t.event_type is not null and not e.paused
        and (e.target_url is not null or t.event_type = any(${inProcessEventTypes}::text[]))`, 'deliverable_types');
 }

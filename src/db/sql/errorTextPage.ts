@@ -26,7 +26,8 @@ export async function readErrorTextPage(
 ): Promise<DeadLetterPageRow[]> {
   const { errorText, ...others } = filter;
   const rest = deadLetterWhereSql(others);
-  const windowed = await readDeadLetterPage(db, { ...page, where: rest, window: { rows: search.window, match: errorTextSql(errorText, 'scan') } });
+  const match = errorTextSql(errorText, 'scan');
+  const windowed = await readDeadLetterPage(db, { ...page, where: rest, window: { rows: search.window, match } });
   if (windowed.length === page.limit) return windowed;
   const matches = await queryPg<{ id: string }>(db, Prisma.sql`
     select m.dead_letter_id::text as id from (${errorTextsMatchingSql(errorText)} limit ${search.cap}) m`);
@@ -34,5 +35,5 @@ export async function readErrorTextPage(
     const ids = matches.map((m) => m.id);
     return readDeadLetterPage(db, { ...page, where: Prisma.sql`${rest} and d.id = any(${ids}::bigint[])`, materialize: true });
   }
-  return readDeadLetterPage(db, { ...page, where: deadLetterWhereSql(filter, 'scan') });
+  return readDeadLetterPage(db, { ...page, where: Prisma.sql`${rest} and ${match}` });
 }

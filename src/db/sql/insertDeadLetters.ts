@@ -1,4 +1,4 @@
-import { poolOf, preparedQuery, type Db } from '../createDb.ts';
+import { queryPrepared, type Db } from '../createDb.ts';
 import type { ValidRecord } from '../../domain/recordInput.ts';
 
 export interface InsertedRow {
@@ -12,17 +12,17 @@ export interface InsertedRow {
  * front so RETURNING maps back to input positions, ON CONFLICT (dedupe_key) DO NOTHING makes ingest
  * idempotent (also within a batch), and the RECORDED history rows go in the same statement.
  * Omitted fields take the table's defaults, the same ones a plain SQL INSERT gets. It runs on pg
- * directly (see poolOf).
+ * directly, prepared (see queryPrepared).
  */
 export async function insertDeadLetters(db: Db, rows: ValidRecord[], actor: string): Promise<InsertedRow[]> {
-  const { rows: inserted } = await poolOf(db).query<{ idx: number; id: string | null; created: boolean }>(preparedQuery('insert_dead_letters', INSERT_DEAD_LETTERS, [
+  const inserted = await queryPrepared<{ idx: number; id: string | null; created: boolean }>(db, 'insert_dead_letters', INSERT_DEAD_LETTERS, [
     // Payloads and headers go as one JSON array each: already-serialised JSON joins without the
     // escaping a jsonb[] literal needs, and PostgreSQL parses each array once.
     `[${rows.map((r) => r.payloadJson).join(',')}]`,
     `[${rows.map((r) => r.headersJson ?? 'null').join(',')}]`,
     ...COLUMNS.map((key) => rows.map((r) => r[key])),
     actor,
-  ]));
+  ]);
   return inserted.map((r) => ({ idx: r.idx, id: r.id === null ? null : BigInt(r.id), created: r.created }));
 }
 

@@ -1,4 +1,4 @@
-import { poolOf, preparedQuery, type Db } from '../createDb.ts';
+import { queryPrepared, type Db } from '../createDb.ts';
 import { CHANGE_HORIZON_SQL } from './changeHorizon.ts';
 
 // Where a new feed starts: every transaction of this database below the horizon has ended, so the
@@ -7,6 +7,6 @@ import { CHANGE_HORIZON_SQL } from './changeHorizon.ts';
 const HORIZON = `select h.horizon::text as horizon from ${CHANGE_HORIZON_SQL} h`;
 
 export async function readChangeHorizon(db: Db): Promise<bigint> {
-  const { rows } = await poolOf(db).query<{ horizon: string }>(preparedQuery('change_horizon', HORIZON, []));
+  const rows = await queryPrepared<{ horizon: string }>(db, 'change_horizon', HORIZON, []);
   return BigInt(rows[0]!.horizon);
 }

@@ -1,5 +1,5 @@
 import type { DeadLetter } from '../../generated/prisma/client.ts';
-import { poolOf, preparedQuery, toBigInts, type Db } from '../createDb.ts';
+import { queryPrepared, toBigInts, type Db } from '../createDb.ts';
 import { CHANGE_HORIZON_SQL } from './changeHorizon.ts';
 
 export interface ChangeRange {
@@ -18,7 +18,7 @@ export interface ChangeRows<T> {
 type WithHorizon<T> = Partial<T> & { horizon: string };
 
 /** The statement returns one row with null columns when nothing changed, so the horizon always comes back. */
-export function splitHorizon<T extends { id: bigint }>(rows: WithHorizon<T>[]): ChangeRows<T> {
+function splitHorizon<T extends { id: bigint }>(rows: WithHorizon<T>[]): ChangeRows<T> {
   const horizon = BigInt(rows[0]!.horizon);
   const data = rows.filter((row) => row.id != null).map(({ horizon: _h, ...row }) => row as unknown as T);
   return { horizon, rows: data };
@@ -52,7 +52,13 @@ const DEAD_LETTER_CHANGES = changesSql(`
   updated_at as "updatedAt", version, change_id as "changeId", change_xid::text as "changeXid"`, 'dead_letters');
 
 export async function readDeadLetterChanges(db: Db, r: ChangeRange): Promise<ChangeRows<DeadLetterChangeRow>> {
-  const { rows } = await poolOf(db).query<WithHorizon<DeadLetterChangeRow>>(
-    preparedQuery('dead_letter_changes', DEAD_LETTER_CHANGES, [r.afterXid.toString(), r.afterChangeId.toString(), r.limit]));
-  return splitHorizon(rows.map((row) => toBigInts(row, ['id', 'orderingSeq', 'changeId'])));
+  return readChanges(db, 'dead_letter_changes', DEAD_LETTER_CHANGES, r, ['id', 'orderingSeq', 'changeId']);
+}
+
+/** Runs a statement made by changesSql, prepared as `name`; `int8Keys` come back as bigint. */
+export async function readChanges<T extends { id: bigint }>(
+  db: Db, name: string, sql: string, r: ChangeRange, int8Keys: readonly string[],
+): Promise<ChangeRows<T>> {
+  const rows = await queryPrepared<WithHorizon<T>>(db, name, sql, [r.afterXid.toString(), r.afterChangeId.toString(), r.limit]);
+  return splitHorizon(rows.map((row) => toBigInts<WithHorizon<T>>(row, int8Keys)));
 }

@@ -1,6 +1,6 @@
 import type { DeliveryAttempt } from '../../generated/prisma/client.ts';
-import { poolOf, preparedQuery, toBigInts, type Db } from '../createDb.ts';
-import { changesSql, splitHorizon, type ChangeRange, type ChangeRows } from './readDeadLetterChanges.ts';
+import type { Db } from '../createDb.ts';
+import { changesSql, readChanges, type ChangeRange, type ChangeRows } from './readDeadLetterChanges.ts';
 
 export type DeliveryAttemptChangeRow = Omit<DeliveryAttempt, 'changeXid'> & { changeXid: string };
 
@@ -12,7 +12,5 @@ const ATTEMPT_CHANGES = changesSql(`
   response_body as "responseBody", change_id as "changeId", change_xid::text as "changeXid"`, 'delivery_attempts');
 
 export async function readDeliveryAttemptChanges(db: Db, r: ChangeRange): Promise<ChangeRows<DeliveryAttemptChangeRow>> {
-  const { rows } = await poolOf(db).query<Partial<DeliveryAttemptChangeRow> & { horizon: string }>(
-    preparedQuery('attempt_changes', ATTEMPT_CHANGES, [r.afterXid.toString(), r.afterChangeId.toString(), r.limit]));
-  return splitHorizon(rows.map((row) => toBigInts(row, ['id', 'deadLetterId', 'changeId'])));
+  return readChanges(db, 'attempt_changes', ATTEMPT_CHANGES, r, ['id', 'deadLetterId', 'changeId']);
 }
