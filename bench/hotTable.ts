@@ -1,13 +1,18 @@
-// npm run bench:retry:hot-table — what a narrow queue table would buy (issue #6, the peer bar).
-// The same raw claim/complete loop as bench:retry's "raw SQL" contestant (claim 100 with lease and
-// token, fenced completion that also inserts the attempt rows), run twice per round on the same
-// 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress away):
-//   wide    on dead_letters itself, as the engine does today: every status change writes a new
-//           version of the whole row and an entry in each of its ~17 indexes;
-//   narrow  on a table holding only the queue state (status, attempts, next attempt, lease) with
-//           two partial indexes, the payload read from dead_letters by join at claim.
-// A measurement for a design decision, not an engine: the narrow loop leaves dead_letters' own
-// status untouched. BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped),
+// npm run bench:retry:hot-table — what a narrow queue table would buy (issue #6, the peer bar), and
+// where the wide table's cost is. The same raw claim/complete loop as bench:retry's "raw SQL"
+// contestant (claim 100 with lease and token, fenced completion that also inserts the attempt
+// rows) drains the same 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress
+// away) once per variant, each on a freshly migrated schema:
+//   wide              on dead_letters itself, as the engine does today: every status change
+//                     writes a new version of the whole row and an entry in each of its 17 indexes
+//   wide, no payload GIN        the same without dead_letters_payload_gin
+//   wide, queue indexes only    the same with only the indexes the loop needs (primary key,
+//                               dedupe key, change cursor, status/due and lease)
+//   narrow            on a table holding only the queue state (status, attempts, next attempt,
+//                     lease) with two partial indexes, the payload read from dead_letters by join
+// with the WAL each drain wrote (pg_stat_wal). A measurement for a design decision, not an engine:
+// the narrow loop leaves dead_letters' own status untouched, and the index-less variants break
+// the read side. BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped),
 // BENCH_EVENTS (50,000), BENCH_RUNS (2).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
@@ -19,7 +24,6 @@ const N = Number(process.env.BENCH_EVENTS ?? 50_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 2);
 const name = `lazarus_hot_${randomBytes(4).toString('hex')}`;
 const url = await createDatabase(adminUrl, name);
-await migrate(url);
 const pool = new pg.Pool({ connectionString: url, max: 2 });
 // The scratch database is dropped WITH (FORCE) at the end; an idle client's error then is expected.
 pool.on('error', () => {});
@@ -47,9 +51,18 @@ async function seed(): Promise<void> {
   await pool.query(`vacuum analyze dead_letters`);
 }
 
-/** Claims and completes batches of 100 until none is left; returns events per second. */
-async function drain(claimSql: string, completeSql: string): Promise<number> {
+interface Drained {
+  perSecond: number;
+  walRecordsPerEvent: number;
+  walKbPerEvent: number;
+}
+
+const walStats = async () => (await pool.query<{ records: string; bytes: string }>(`select wal_records as records, wal_bytes as bytes from pg_stat_wal`)).rows[0]!;
+
+/** Claims and completes batches of 100 until none is left. */
+async function drain(claimSql: string, completeSql: string): Promise<Drained> {
   let done = 0;
+  const wal = await walStats();
   const started = performance.now();
   for (;;) {
     const claimed = await pool.query<{ id: string; lease_token: string }>(claimSql);
@@ -57,8 +70,14 @@ async function drain(claimSql: string, completeSql: string): Promise<number> {
     const completed = await pool.query<{ n: number }>(completeSql, [claimed.rows.map((c) => c.id), claimed.rows.map((c) => c.lease_token)]);
     done += completed.rows[0]!.n;
   }
+  const seconds = (performance.now() - started) / 1000;
   if (done !== N) throw new Error(`drained ${done} of ${N}`);
-  return N / ((performance.now() - started) / 1000);
+  const after = await walStats();
+  return {
+    perSecond: N / seconds,
+    walRecordsPerEvent: (Number(after.records) - Number(wal.records)) / N,
+    walKbPerEvent: (Number(after.bytes) - Number(wal.bytes)) / N / 1024,
+  };
 }
 
 const complete = (table: string) => `
@@ -86,13 +105,41 @@ const drainNarrow = () => drain(`
   claimed as (update hot t set ${LEASE} from due where t.id = due.id returning t.id, t.lease_token)
   select c.id, c.lease_token, d.payload from claimed c join dead_letters d on d.id = c.id`, complete('hot'));
 
+// Everything on dead_letters but what the loop itself needs (the read side's indexes).
+const READ_SIDE_INDEXES = [
+  'dead_letters_attempts_idx', 'dead_letters_created_idx', 'dead_letters_error_kind_created_idx', 'dead_letters_error_signature_idx',
+  'dead_letters_event_type_created_idx', 'dead_letters_next_attempt_order_idx', 'dead_letters_ordering_idx', 'dead_letters_payload_gin',
+  'dead_letters_queue_created_idx', 'dead_letters_source_created_idx', 'dead_letters_updated_idx',
+];
+
+const VARIANTS: Array<{ name: string; drop: string[]; run: () => Promise<Drained> }> = [
+  { name: 'wide (dead_letters as it is)', drop: [], run: drainWide },
+  { name: 'wide, no payload GIN', drop: ['dead_letters_payload_gin'], run: drainWide },
+  { name: 'wide, queue indexes only', drop: READ_SIDE_INDEXES, run: drainWide },
+  { name: 'narrow queue table', drop: [], run: drainNarrow },
+];
+
+const results = new Map<string, Drained[]>(VARIANTS.map((v) => [v.name, []]));
 try {
   for (let i = 0; i < RUNS; i++) {
-    await seed();
-    const wide = await drainWide();
-    await seed();
-    const narrow = await drainNarrow();
-    console.log(`run ${i + 1}: wide (dead_letters) ${Math.round(wide)} events/s, narrow (queue table) ${Math.round(narrow)} events/s, ${(narrow / wide).toFixed(1)}×`);
+    for (const variant of VARIANTS) {
+      await pool.query('drop schema public cascade; create schema public');
+      await migrate(url);
+      for (const index of variant.drop) await pool.query(`drop index ${index}`);
+      await seed();
+      const drained = await variant.run();
+      results.get(variant.name)!.push(drained);
+      process.stderr.write(`run ${i + 1}, ${variant.name}: ${Math.round(drained.perSecond)} events/s\n`);
+    }
+  }
+  const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+  const base = median(results.get(VARIANTS[0]!.name)!.map((r) => r.perSecond));
+  console.log(`\n${N} events, ${RUNS} runs; medians (lower median for an even count)\n`);
+  console.log('| Variant | Events/s | Per run | × wide | WAL records / event | WAL KB / event |');
+  console.log('| --- | ---: | --- | ---: | ---: | ---: |');
+  for (const [name, runs] of results) {
+    const rate = median(runs.map((r) => r.perSecond));
+    console.log(`| ${name} | ${Math.round(rate).toLocaleString('en')} | ${runs.map((r) => Math.round(r.perSecond).toLocaleString('en')).join(', ')} | ${(rate / base).toFixed(1)} | ${median(runs.map((r) => r.walRecordsPerEvent)).toFixed(0)} | ${median(runs.map((r) => r.walKbPerEvent)).toFixed(1)} |`);
   }
 } finally {
   await pool.end();
