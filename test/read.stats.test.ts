@@ -15,6 +15,8 @@ beforeEach(async () => {
   ids = await seedReadRows(t.db);
   // A key whose EXHAUSTED head holds nothing back is not blocked.
   await t.db.deadLetter.create({ data: { eventType: 'solo', status: 'EXHAUSTED', orderingKey: 'cust-9', orderingSeq: 1n, createdAt: hours(60), nextAttemptAt: null } });
+  // Keys hold events back only for ordered types.
+  await t.db.retryPolicy.createMany({ data: [{ eventType: 'order.placed', ordered: true }, { eventType: 'solo', ordered: true }] });
 });
 
 const STATS = `query ($filter: DeadLetterFilter, $from: DateTime!, $to: DateTime!, $bucket: TimeBucketSize!) {
@@ -24,7 +26,7 @@ const STATS = `query ($filter: DeadLetterFilter, $from: DateTime!, $to: DateTime
     topErrors(limit: 100) { signature count firstSeen lastSeen sampleId }
     timeSeries(bucket: $bucket, from: $from, to: $to) { start count }
     oldestPendingCreatedAt oldestPendingAgeSeconds retrySuccessRate meanAttemptsToSuccess
-    blockedKeys { orderingKey headId heldBack }
+    blockedKeys { orderingKey eventType headId heldBack }
   }
 }`;
 
@@ -34,7 +36,7 @@ type Stats = {
   topErrors: { signature: string; count: number; firstSeen: string; lastSeen: string; sampleId: string }[];
   timeSeries: { start: string; count: number }[];
   oldestPendingCreatedAt: string | null; oldestPendingAgeSeconds: number | null; retrySuccessRate: number | null; meanAttemptsToSuccess: number | null;
-  blockedKeys: { orderingKey: string; headId: string; heldBack: number }[];
+  blockedKeys: { orderingKey: string; eventType: string; headId: string; heldBack: number }[];
 };
 
 async function stats(filter: Record<string, unknown>, bucket = 'DAY', from = T0, to = hours(72)): Promise<Stats> {
@@ -94,7 +96,9 @@ describe('deadLetterStats', () => {
     expect(s.meanAttemptsToSuccess).toBe(3);
     expect(s.oldestPendingCreatedAt).toBe(hours(0).toISOString());
     expect(s.oldestPendingAgeSeconds).toBeGreaterThan((Date.now() - hours(0).getTime()) / 1000 - 60);
-    expect(s.blockedKeys).toEqual([{ orderingKey: 'cust-2', headId: ids.b!.toString(), heldBack: 2 }]);
+    // cust-2 in order.placed: b (EXHAUSTED) holds g back. Its order.shipped event c is another
+    // queue, headed by itself.
+    expect(s.blockedKeys).toEqual([{ orderingKey: 'cust-2', eventType: 'order.placed', headId: ids.b!.toString(), heldBack: 1 }]);
   });
 
   it('fills empty buckets of a daily and an hourly series, from the bucket holding `from`', async () => {
@@ -111,6 +115,23 @@ describe('deadLetterStats', () => {
       { start: hours(2).toISOString(), count: 0 },
       { start: hours(3).toISOString(), count: 1 },
     ]);
+  });
+
+  it('lists a key as the retry loop holds it: ordered types only, head by (ordering_seq, id) with no sequence first', async () => {
+    const add = (status: 'PENDING' | 'EXHAUSTED', orderingSeq: bigint | null, at: number) =>
+      t.db.deadLetter.create({ data: { eventType: 'invoice.sent', status, orderingKey: 'inv-1', orderingSeq, createdAt: hours(at), nextAttemptAt: status === 'PENDING' ? hours(at) : null } });
+    const pending = await add('PENDING', 2n, 10);
+    const head = await add('EXHAUSTED', null, 11);
+    await add('PENDING', 1n, 12);
+    const invoiceKeys = async () => (await stats({ eventTypes: ['invoice.sent'] })).blockedKeys;
+    expect(await invoiceKeys()).toEqual([]);
+    await t.db.retryPolicy.create({ data: { eventType: 'invoice.sent', ordered: true } });
+    expect(await invoiceKeys()).toEqual([{ orderingKey: 'inv-1', eventType: 'invoice.sent', headId: head.id.toString(), heldBack: 2 }]);
+    // A finished event no longer counts; the head resolved, the key is free.
+    await t.db.deadLetter.update({ where: { id: pending.id }, data: { status: 'SUCCEEDED', nextAttemptAt: null } });
+    expect((await invoiceKeys())[0]?.heldBack).toBe(1);
+    await t.db.deadLetter.update({ where: { id: head.id }, data: { status: 'RESOLVED' } });
+    expect(await invoiceKeys()).toEqual([]);
   });
 
   it('applies the filter to the head of a blocked key', async () => {
@@ -132,7 +153,9 @@ describe('read-side views', () => {
     const s = await stats({});
     const depth = await t.handle.pool.query('select status::text as key, events::int as count from lazarus_dlq_depth');
     expect(depth.rows.sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1))).toEqual(s.byStatus);
-    const blocked = await t.handle.pool.query('select ordering_key as "orderingKey", head_id::text as "headId", held_back::int as "heldBack" from lazarus_blocked_keys');
+    const blocked = await t.handle.pool.query(
+      'select ordering_key as "orderingKey", head_event_type as "eventType", head_id::text as "headId", held_back::int as "heldBack" from lazarus_blocked_keys',
+    );
     expect(blocked.rows).toEqual(s.blockedKeys);
     const top = await t.handle.pool.query('select error_signature as signature, failures::int as count, sample_id::text as "sampleId" from lazarus_top_errors');
     expect(top.rows).toEqual(s.topErrors.map(({ signature, count, sampleId }) => ({ signature, count, sampleId })));

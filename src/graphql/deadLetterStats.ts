@@ -64,11 +64,13 @@ const TimeBucketRef = builder.objectRef<TimeBucketRow>('TimeBucket').implement({
 });
 
 const BlockedKeyRef = builder.objectRef<BlockedKeyRow>('BlockedKey').implement({
-  description: 'An ordering key whose head event is EXHAUSTED and holds later events back.',
+  description:
+    'An ordering key of an ordered event type whose head (its first unfinished event) is EXHAUSTED and holds later events of that type and key back until it is resolved, discarded, requeued or succeeds.',
   fields: (t) => ({
     orderingKey: t.exposeString('orderingKey'),
+    eventType: t.exposeString('eventType', { description: 'Keys queue per event type: the same key in another type is another queue.' }),
     headId: t.id({ resolve: (r) => r.headId.toString() }),
-    heldBack: t.exposeInt('heldBack', { description: 'Unfinished events of the key behind the head.' }),
+    heldBack: t.exposeInt('heldBack', { description: 'Unfinished events of the type and key behind the head.' }),
   }),
 });
 
@@ -125,7 +127,8 @@ const StatsRef = builder.objectRef<Stats>('DeadLetterStats').implement({
     meanAttemptsToSuccess: t.float({ nullable: true, description: 'Mean attempts of SUCCEEDED events; null when none.', resolve: async (s) => (await s.retry()).meanAttemptsToSuccess }),
     blockedKeys: t.field({
       type: [BlockedKeyRef],
-      description: 'Keys whose head event (matching the filter) is EXHAUSTED with later events held back; most held back first.',
+      description:
+        'Keys of ordered event types whose head event (matching the filter) is EXHAUSTED with later events held back; most held back first. Unordered types never hold events back, so their keys are not listed.',
       args: { limit: t.arg.int({ defaultValue: 50, required: true }) },
       resolve: (s, args) => s.db.$queryRaw<BlockedKeyRow[]>(blockedKeysSql(s.where, limitArg(args.limit, 'limit'))),
     }),

@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import { queryPg, type Db } from '../createDb.ts';
+import { policyOf, UNFINISHED_STATUSES } from './policyOf.ts';
 
 export interface ClaimParams {
   /** Most rows this claim may take. */
@@ -43,11 +44,6 @@ interface ClaimedRow {
   lease_token: string;
   occurred_at: Date;
   status: string;
-}
-
-/** The policy governing the event type in the column `eventType`: its own row, else the default '*'. */
-function policyOf(eventType: string): Prisma.Sql {
-  return Prisma.raw(`(select p.* from retry_policies p where p.event_type in (${eventType}, '*') order by p.event_type = '*' limit 1)`);
 }
 
 /** Above this many deliverable types, one scan in due order replaces the per-type merge. */
@@ -165,7 +161,7 @@ async function deliverableTypes(db: Db, inProcessEventTypes: string[]): Promise<
 const KEY_HEAD = Prisma.sql`(d.ordering_key is null or not exists (
   select 1 from dead_letters o
    where o.ordering_key = d.ordering_key and o.event_type = d.event_type
-     and o.status in ('PENDING', 'PROCESSING', 'EXHAUSTED')
+     and o.status in ${UNFINISHED_STATUSES}
      and (coalesce(o.ordering_seq, -1), o.id) < (coalesce(d.ordering_seq, -1), d.id)))`;
 
 /**
