@@ -21,11 +21,13 @@ const BASE = Date.UTC(2026, 10, 1, 0, 0, 0);
 const at = (hour: number, minute = 0) => new Date(BASE + hour * H + minute * 60_000);
 
 const GROUP = 'bucket, event_type, queue, error_kind::text, status::text';
-/** The rollups summed per group, and the same groups counted over the table: must be equal. */
+/** The rollups summed per group (events and their attempts), and the same over the table: must be equal. */
 async function rollupsAndScan() {
   const q = async (sql: string) => (await t.handle.pool.query(sql)).rows.map((r) => ({ ...r, bucket: (r.bucket as Date).toISOString(), n: Number(r.n) }));
-  const rollups = await q(`select ${GROUP}, sum(count) as n from dead_letter_rollups group by ${GROUP} having sum(count) <> 0 order by ${GROUP}`);
-  const scan = await q(`select lazarus_rollup_bucket(created_at) as bucket, event_type, queue, error_kind::text, status::text, count(*) as n
+  const rollups = await q(`select ${GROUP}, sum(count) as n, sum(attempts)::int as attempts from dead_letter_rollups
+                             group by ${GROUP} having sum(count) <> 0 or sum(attempts) <> 0 order by ${GROUP}`);
+  const scan = await q(`select lazarus_rollup_bucket(created_at) as bucket, event_type, queue, error_kind::text, status::text, count(*) as n,
+                               sum(attempts)::int as attempts
                           from dead_letters group by ${GROUP} order by ${GROUP}`);
   return { rollups, scan };
 }
@@ -39,10 +41,10 @@ async function expectRollupsEqualScan() {
 /** A mixed set of rows over three hours, three event types, two queues and two error kinds. */
 async function seed(n = 24) {
   await t.handle.pool.query(
-    `insert into dead_letters (event_type, queue, source, payload, headers, error_kind, error_message, status, created_at, next_attempt_at)
+    `insert into dead_letters (event_type, queue, source, payload, headers, error_kind, error_message, status, attempts, created_at, next_attempt_at)
      select (array['a','b','c'])[1 + g % 3], (array['q1','q2'])[1 + g % 2], 's', '{}', '{}',
             (array['TIMEOUT','CRASH']::"ErrorKind"[])[1 + g % 2 * 0 + (g / 2) % 2], 'boom ' || g,
-            (array['PENDING','EXHAUSTED','SUCCEEDED']::"DeadLetterStatus"[])[1 + g % 3 * 0 + (g / 3) % 3],
+            (array['PENDING','EXHAUSTED','SUCCEEDED']::"DeadLetterStatus"[])[1 + g % 3 * 0 + (g / 3) % 3], g % 5,
             $1::timestamptz + (g % 3) * interval '1 hour' + (g % 59) * interval '1 minute', now() - interval '1 minute'
        from generate_series(1, $2::int) g`,
     [at(0), n],
@@ -63,9 +65,13 @@ describe('stats rollups', () => {
     await expectRollupsEqualScan();
     await close(t.db, 'ops', 'RESOLVED', { selection: { filter: { eventTypes: ['a'] } }, dryRun: false, reason: 'fixed upstream' });
     await expectRollupsEqualScan();
-    const before = (await t.handle.pool.query('select count(*)::int as n from dead_letter_rollups')).rows[0].n;
-    await t.handle.pool.query(`update dead_letters set attempts = attempts + 1, error_message = error_message || '!'`);
-    expect((await t.handle.pool.query('select count(*)::int as n from dead_letter_rollups')).rows[0].n).toBe(before);
+    const rollupRows = async () => (await t.handle.pool.query('select count(*)::int as n from dead_letter_rollups')).rows[0].n;
+    const before = await rollupRows();
+    await t.handle.pool.query(`update dead_letters set error_message = error_message || '!'`);
+    expect(await rollupRows()).toBe(before);
+    await t.handle.pool.query(`update dead_letters set attempts = attempts + 1`);
+    expect(await rollupRows()).toBeGreaterThan(before);
+    await expectRollupsEqualScan();
     await t.handle.pool.query(`update dead_letters set event_type = 'renamed', created_at = created_at + interval '2 hours' where queue = 'q1'`);
     await expectRollupsEqualScan();
     await remove(t.db, 'ops', { selection: { filter: { queues: ['q2'] } }, dryRun: false, reason: null });
@@ -136,6 +142,7 @@ const COUNTS = `query ($filter: DeadLetterFilter, $from: DateTime!, $to: DateTim
     total byStatus { key count } byEventType { key count } byQueue { key count } byErrorKind { key count }
     hours: timeSeries(bucket: HOUR, from: $from, to: $to) { start count }
     days: timeSeries(bucket: DAY, from: $from, to: $to) { start count }
+    oldestPendingCreatedAt retrySuccessRate meanAttemptsToSuccess
   }
   deadLetters(filter: $filter, first: 1) { totalCount }
 }`;

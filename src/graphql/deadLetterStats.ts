@@ -3,7 +3,7 @@ import { intersectRange, rollupPlan } from '../domain/statsRollups.ts';
 import { rollupStatsCountsSql } from '../db/sql/rollupStatsCounts.ts';
 import { rollupTimeSeriesSql } from '../db/sql/rollupTimeSeries.ts';
 import { blockedKeysSql, type BlockedKeyRow } from '../db/sql/blockedKeys.ts';
-import { deadLetterRetryStatsSql, type RetryStatsRow } from '../db/sql/deadLetterRetryStats.ts';
+import { deadLetterRetryStatsSql, rollupRetryStatsSql, type RetryStatsRow } from '../db/sql/deadLetterRetryStats.ts';
 import { deadLetterStatsCountsSql, type StatsCountRow } from '../db/sql/deadLetterStatsCounts.ts';
 import { deadLetterTimeSeriesSql, type TimeBucketRow } from '../db/sql/deadLetterTimeSeries.ts';
 import { deadLetterTopErrorsSql, type TopErrorRow } from '../db/sql/deadLetterTopErrors.ts';
@@ -17,7 +17,8 @@ const MAX_BUCKETS = 2000;
 const MAX_LIMIT = 500;
 
 // Each figure runs its own statement only when selected; figures that share a scan share a promise.
-// Counts and the time series read the rollups when the filter allows (see statsRollups.ts).
+// Counts, the time series and the retry figures read the rollups when the filter allows (see
+// statsRollups.ts).
 class Stats {
   #counts?: Promise<StatsCountRow[]>;
   #retry?: Promise<RetryStatsRow>;
@@ -39,7 +40,10 @@ class Stats {
     return rows.map((r) => ({ key: r.key!, count: r.count })).sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1));
   }
   retry() {
-    this.#retry ??= this.db.$queryRaw<RetryStatsRow[]>(deadLetterRetryStatsSql(this.where)).then((rows) => rows[0]!);
+    const plan = rollupPlan(this.filter);
+    this.#retry ??= this.db
+      .$queryRaw<RetryStatsRow[]>(plan ? rollupRetryStatsSql(plan, this.where) : deadLetterRetryStatsSql(this.where))
+      .then((rows) => rows[0]!);
     return this.#retry;
   }
 }
