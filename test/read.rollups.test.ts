@@ -32,9 +32,18 @@ async function rollupsAndScan() {
   return { rollups, scan };
 }
 
+const SIGNATURE_GROUP = 'bucket, error_signature, event_type, queue, error_kind::text';
+
 async function expectRollupsEqualScan() {
   const { rollups, scan } = await rollupsAndScan();
   expect(rollups).toEqual(scan);
+  // The signature ledger too.
+  const q = async (sql: string) => (await t.handle.pool.query(sql)).rows.map((r) => ({ ...r, bucket: (r.bucket as Date).toISOString() }));
+  expect(await q(`select ${SIGNATURE_GROUP}, sum(count)::int as n from dead_letter_signature_rollups
+                   group by ${SIGNATURE_GROUP} having sum(count) <> 0 order by ${SIGNATURE_GROUP}`)).toEqual(
+    await q(`select lazarus_rollup_bucket(created_at) as bucket, error_signature, event_type, queue, error_kind::text, count(*)::int as n
+               from dead_letters group by ${SIGNATURE_GROUP} order by ${SIGNATURE_GROUP}`),
+  );
   return scan;
 }
 
@@ -43,7 +52,7 @@ async function seed(n = 24) {
   await t.handle.pool.query(
     `insert into dead_letters (event_type, queue, source, payload, headers, error_kind, error_message, status, attempts, created_at, next_attempt_at)
      select (array['a','b','c'])[1 + g % 3], (array['q1','q2'])[1 + g % 2], 's', '{}', '{}',
-            (array['TIMEOUT','CRASH']::"ErrorKind"[])[1 + g % 2 * 0 + (g / 2) % 2], 'boom ' || g,
+            (array['TIMEOUT','CRASH']::"ErrorKind"[])[1 + g % 2 * 0 + (g / 2) % 2], (array['boom ', 'timeout after ', 'HTTP 5'])[1 + (g / 5) % 3] || g,
             (array['PENDING','EXHAUSTED','SUCCEEDED']::"DeadLetterStatus"[])[1 + g % 3 * 0 + (g / 3) % 3], g % 5,
             $1::timestamptz + (g % 3) * interval '1 hour' + (g % 59) * interval '1 minute', now() - interval '1 minute'
        from generate_series(1, $2::int) g`,
@@ -69,6 +78,7 @@ describe('stats rollups', () => {
     const before = await rollupRows();
     await t.handle.pool.query(`update dead_letters set error_message = error_message || '!'`);
     expect(await rollupRows()).toBe(before);
+    await expectRollupsEqualScan();
     await t.handle.pool.query(`update dead_letters set attempts = attempts + 1`);
     expect(await rollupRows()).toBeGreaterThan(before);
     await expectRollupsEqualScan();
@@ -143,6 +153,7 @@ const COUNTS = `query ($filter: DeadLetterFilter, $from: DateTime!, $to: DateTim
     hours: timeSeries(bucket: HOUR, from: $from, to: $to) { start count }
     days: timeSeries(bucket: DAY, from: $from, to: $to) { start count }
     oldestPendingCreatedAt retrySuccessRate meanAttemptsToSuccess
+    topErrors(limit: 3) { signature count firstSeen lastSeen sampleId }
   }
   deadLetters(filter: $filter, first: 1) { totalCount }
 }`;

@@ -68,7 +68,7 @@ describe('deadLetterStats', () => {
     expect(s.byErrorKind).toEqual(await sqlGroup('d.error_kind', where));
 
     const top = await t.handle.pool.query(
-      `select error_signature as signature, count(*)::int as count, min(created_at) as "firstSeen", max(created_at) as "lastSeen", min(id)::text as "sampleId"
+      `select error_signature as signature, count(*)::int as count, min(created_at) as "firstSeen", max(created_at) as "lastSeen", (array_agg(id order by created_at, id))[1]::text as "sampleId"
          from dead_letters d where ${where} group by 1 order by 2 desc, 1`,
     );
     expect(s.topErrors).toEqual(top.rows.map((r) => ({ ...r, firstSeen: r.firstSeen.toISOString(), lastSeen: r.lastSeen.toISOString() })));
@@ -132,6 +132,12 @@ describe('deadLetterStats', () => {
     expect((await invoiceKeys())[0]?.heldBack).toBe(1);
     await t.db.deadLetter.update({ where: { id: head.id }, data: { status: 'RESOLVED' } });
     expect(await invoiceKeys()).toEqual([]);
+  });
+
+  it('samples each error signature with its first seen event, not its lowest id', async () => {
+    const older = await t.db.deadLetter.create({ data: { eventType: 'order.placed', errorMessage: 'HTTP 503 from inventory-service (request 4)', createdAt: new Date(T0.getTime() - 60_000) } });
+    const top = (await stats({})).topErrors.find((e) => e.signature === 'HTTP <n> from inventory-service (request <n>)');
+    expect(top).toMatchObject({ count: 3, firstSeen: older.createdAt.toISOString(), sampleId: older.id.toString() });
   });
 
   it('applies the filter to the head of a blocked key', async () => {

@@ -1,7 +1,8 @@
 // Which filters the stats rollups (migration 20261121160000_stats_rollups) can answer, and how.
 // Rollups hold counts per UTC hour of created_at, event type, queue, error kind and status, so a
 // filter qualifies when it uses only those dimensions (and createdAt); the partial hours at the
-// ends of a createdAt range are scanned. Anything else falls back to scanning dead_letters.
+// ends of a createdAt range are scanned. Anything else falls back to scanning dead_letters. The
+// signature rollups (20261122140000) hold the same dimensions but status, plus the error signature.
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Db } from '../db/createDb.ts';
 import type { Logger } from '../logger.ts';
@@ -53,6 +54,14 @@ export function rollupPlan(filter: DeadLetterFilter): RollupPlan | null {
   if (hoursFrom) parts.push(Prisma.sql`r.bucket >= ${hoursFrom}::timestamptz`);
   if (hoursTo) parts.push(Prisma.sql`r.bucket < ${hoursTo}::timestamptz`);
   return { rollupWhere: parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`, edges };
+}
+
+/**
+ * The rollup plan over dead_letter_signature_rollups, which holds every dimension but status: null
+ * when the filter names statuses (or the rollups cannot answer it at all).
+ */
+export function signatureRollupPlan(filter: DeadLetterFilter): RollupPlan | null {
+  return filter.statuses === undefined ? rollupPlan(filter) : null;
 }
 
 /** [a, b) ∩ [c, d) for optional ends. */

@@ -1,5 +1,5 @@
 import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
-import { intersectRange, rollupPlan } from '../domain/statsRollups.ts';
+import { intersectRange, rollupPlan, signatureRollupPlan } from '../domain/statsRollups.ts';
 import { rollupStatsCountsSql } from '../db/sql/rollupStatsCounts.ts';
 import { rollupTimeSeriesSql } from '../db/sql/rollupTimeSeries.ts';
 import { blockedKeysSql, type BlockedKeyRow } from '../db/sql/blockedKeys.ts';
@@ -17,7 +17,7 @@ const MAX_BUCKETS = 2000;
 const MAX_LIMIT = 500;
 
 // Each figure runs its own statement only when selected; figures that share a scan share a promise.
-// Counts, the time series and the retry figures read the rollups when the filter allows (see
+// Counts, the time series, the retry figures and top errors read the rollups when the filter allows (see
 // statsRollups.ts).
 class Stats {
   #counts?: Promise<StatsCountRow[]>;
@@ -59,7 +59,7 @@ const ErrorSignatureStatRef = builder.objectRef<TopErrorRow>('ErrorSignatureStat
     count: t.exposeInt('count'),
     firstSeen: t.expose('firstSeen', { type: 'DateTime' }),
     lastSeen: t.expose('lastSeen', { type: 'DateTime' }),
-    sampleId: t.id({ description: 'The oldest dead letter with this signature.', resolve: (r) => r.sampleId.toString() }),
+    sampleId: t.id({ description: 'The oldest dead letter with this signature (its first seen; the lowest id among ties).', resolve: (r) => r.sampleId.toString() }),
   }),
 });
 
@@ -98,7 +98,7 @@ const StatsRef = builder.objectRef<Stats>('DeadLetterStats').implement({
       type: [ErrorSignatureStatRef],
       description: 'Most frequent error signatures first (ties by signature).',
       args: { limit: t.arg.int({ defaultValue: 10, required: true }) },
-      resolve: (s, args) => s.db.$queryRaw<TopErrorRow[]>(deadLetterTopErrorsSql(s.where, limitArg(args.limit, 'limit'))),
+      resolve: (s, args) => s.db.$queryRaw<TopErrorRow[]>(deadLetterTopErrorsSql(s.where, limitArg(args.limit, 'limit'), signatureRollupPlan(s.filter))),
     }),
     timeSeries: t.field({
       type: [TimeBucketRef],

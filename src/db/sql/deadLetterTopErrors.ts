@@ -1,5 +1,9 @@
-// The most frequent error signatures among the filtered dead letters.
+// The most frequent error signatures among the filtered dead letters. They are counted by a scan,
+// or from the signature rollups (whole hours, plus the scanned partial hours at the ends of the
+// range) when the filter allows. Then, for each signature listed, the first and last occurrence
+// are read from dead_letters_error_signature_idx: one descent each. The first one is the sample.
 import { Prisma } from '../../generated/prisma/client.ts';
+import type { RollupPlan } from '../../domain/statsRollups.ts';
 
 export interface TopErrorRow {
   signature: string;
@@ -9,13 +13,25 @@ export interface TopErrorRow {
   sampleId: bigint;
 }
 
-export function deadLetterTopErrorsSql(where: Prisma.Sql, limit: number): Prisma.Sql {
+function countsFromRollups(plan: RollupPlan): Prisma.Sql {
+  const edges = plan.edges.map((edge) => Prisma.sql`union all select d.error_signature, 1::bigint from dead_letters d where ${edge}`);
+  return Prisma.sql`select r.error_signature as signature, r.count as n from dead_letter_signature_rollups r where ${plan.rollupWhere}
+    ${edges.length ? Prisma.join(edges, ' ') : Prisma.empty}`;
+}
+
+export function deadLetterTopErrorsSql(where: Prisma.Sql, limit: number, plan: RollupPlan | null): Prisma.Sql {
+  const counted = plan ? countsFromRollups(plan) : Prisma.sql`select d.error_signature as signature, count(*) as n from dead_letters d where ${where} group by 1`;
   return Prisma.sql`
-    select d.error_signature as signature, count(*)::int as count, min(d.created_at) as "firstSeen",
-           max(d.created_at) as "lastSeen", min(d.id) as "sampleId"
-      from dead_letters d
-     where ${where}
-     group by d.error_signature
-     order by count(*) desc, d.error_signature
-     limit ${limit}`;
+    with top as (
+      select x.signature, sum(x.n) as count from (${counted}) x
+       group by x.signature having sum(x.n) > 0
+       order by sum(x.n) desc, x.signature
+       limit ${limit})
+    select t.signature, t.count::int as count, f.created_at as "firstSeen", l.created_at as "lastSeen", f.id as "sampleId"
+      from top t
+     cross join lateral (select d.id, d.created_at from dead_letters d where d.error_signature = t.signature and (${where})
+                          order by d.created_at, d.id limit 1) f
+     cross join lateral (select d.created_at from dead_letters d where d.error_signature = t.signature and (${where})
+                          order by d.created_at desc limit 1) l
+     order by t.count desc, t.signature`;
 }
