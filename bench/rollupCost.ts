@@ -1,4 +1,4 @@
-// npm run bench:rollups — what the stats-rollup triggers cost writers, measured A/B in one run:
+// npm run bench:rollups — what the stats-rollup triggers (both ledgers) cost writers, measured A/B in one run:
 // 500-row multi-row INSERTs (≈ 3 KB rows, like bench:ingest), one-row INSERTs, full-table status
 // UPDATEs and a DELETE, with the rollup triggers enabled and disabled alternately
 // (ALTER TABLE … DISABLE TRIGGER between timed statements), one connection, one database.
@@ -15,7 +15,7 @@ const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const SINGLES = Number(process.env.SINGLES ?? 2_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const BATCH = 500;
-const TRIGGERS = ['tg_dead_letters__rollup_insert', 'tg_dead_letters__rollup_update', 'tg_dead_letters__rollup_delete'];
+const TRIGGERS = ['tg_dead_letters__rollup_insert', 'tg_dead_letters__rollup_update', 'tg_dead_letters__rollup_delete', 'tg_dead_letters__signature_rollup_update'];
 
 const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
 const url = new URL(adminUrl);
