@@ -104,6 +104,24 @@ describe('runRetryPass with a webhook target', () => {
     expect((await attemptsOf(t.db, event.id))[0]).toMatchObject({ outcome: 'TIMED_OUT', errorMessage: 'no response within 150 ms' });
   });
 
+  it('ends a delivery that ignores its signal at the timeout, having aborted the signal with a TimeoutError', async () => {
+    await setPolicy(t.db, 'invoice.sent', { timeoutMs: 100 });
+    const event = await insertDeadLetter(t.db, { eventType: 'invoice.sent' });
+    let reason: unknown;
+
+    const summary = await runRetryPass(passDeps(t.db, {
+      inProcessEventTypes: ['invoice.sent'],
+      deliver: (_e, _policy, signal) => {
+        signal.addEventListener('abort', () => (reason = signal.reason));
+        return new Promise(() => {}); // never settles
+      },
+    }));
+
+    expect(summary).toMatchObject({ claimed: 1, retried: 1 });
+    expect((reason as DOMException).name).toBe('TimeoutError');
+    expect((await attemptsOf(t.db, event.id))[0]).toMatchObject({ outcome: 'TIMED_OUT', errorMessage: 'no response within 100 ms' });
+  });
+
   it('refuses a private target unless the policy allows it, as a permanent failure with no request sent', async () => {
     await setPolicy(t.db, 'order.placed', { targetUrl: sink.url, allowPrivateTarget: false });
     const event = await insertDeadLetter(t.db);

@@ -131,7 +131,7 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
     for (let event = queue.shift(); event && !drain.aborted; event = queue.shift()) {
       const entry = held.get(event.id)!;
       const policy = policies.get(event.eventType) ?? policies.get('*')!;
-      const result = await deliverWithin(deps.deliver, event, policy, AbortSignal.any([entry.lost.signal, abort]));
+      const result = await deliverWithin(deps.deliver, event, policy, [entry.lost.signal, abort]);
       if (abort.aborted) continue; // left in `held`: released below
       if (entry.lost.signal.aborted) {
         held.delete(event.id);
@@ -165,22 +165,41 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
   return summary;
 }
 
-async function deliverWithin(deliver: Deliver, event: ClaimedDeadLetter, policy: RetryPolicy, stop: AbortSignal): Promise<DeliveryResult> {
-  const signal = AbortSignal.any([stop, AbortSignal.timeout(policy.timeoutMs)]);
+/**
+ * Runs one delivery with a signal that aborts when any of `stops` does or the policy's timeout
+ * passes. One controller, one timer and plain listeners, removed afterwards: AbortSignal.any and
+ * AbortSignal.timeout per delivery cost ~9 us of a no-op delivery's ~11 (bench:retry).
+ */
+async function deliverWithin(deliver: Deliver, event: ClaimedDeadLetter, policy: RetryPolicy, stops: AbortSignal[]): Promise<DeliveryResult> {
+  const controller = new AbortController();
+  const { signal } = controller;
+  const forward = function (this: AbortSignal) {
+    controller.abort(this.reason);
+  };
+  for (const stop of stops) {
+    if (stop.aborted) controller.abort(stop.reason);
+    else stop.addEventListener('abort', forward, { once: true });
+  }
+  const timer = setTimeout(() => controller.abort(new DOMException('The delivery timed out.', 'TimeoutError')), policy.timeoutMs);
   const started = Date.now();
-  // A handler that ignores its signal must not hold the pass: the race ends it at the timeout.
-  const aborted = new Promise<DeliveryResult>((resolve) => {
-    const onAbort = () => resolve({
-      ok: false, outcome: 'TIMED_OUT', errorMessage: `no response within ${policy.timeoutMs} ms`,
-      statusCode: null, responseBody: null, retryAfterMs: null,
+  try {
+    // A handler that ignores its signal must not hold the pass: the race ends it at the timeout.
+    const aborted = new Promise<DeliveryResult>((resolve) => {
+      const onAbort = () => resolve({
+        ok: false, outcome: 'TIMED_OUT', errorMessage: `no response within ${policy.timeoutMs} ms`,
+        statusCode: null, responseBody: null, retryAfterMs: null,
+      });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
     });
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  const result = await Promise.race([deliver(event, policy, signal).catch((error: unknown): DeliveryResult => ({
-    ok: false, outcome: 'FAILED', errorMessage: String((error as Error)?.message ?? error), statusCode: null, responseBody: null, retryAfterMs: null,
-  })), aborted]);
-  return Object.assign(result, { durationMs: Date.now() - started });
+    const result = await Promise.race([deliver(event, policy, signal).catch((error: unknown): DeliveryResult => ({
+      ok: false, outcome: 'FAILED', errorMessage: String((error as Error)?.message ?? error), statusCode: null, responseBody: null, retryAfterMs: null,
+    })), aborted]);
+    return Object.assign(result, { durationMs: Date.now() - started });
+  } finally {
+    clearTimeout(timer);
+    for (const stop of stops) stop.removeEventListener('abort', forward);
+  }
 }
 
 function attemptRecord(deps: RetryPassDeps, event: ClaimedDeadLetter, result: DeliveryResult): AttemptRecord {
