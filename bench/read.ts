@@ -100,6 +100,13 @@ const SHAPES: Shape[] = [
     // The filter plugin has no path operator. Containment matches the same rows here (it would
     // also match an array holding "c-4242").
     postgraphile: PG_LIST('{ payload: { contains: { customer: { id: "c-4242" } } } }') },
+  // A count the rollups cannot answer: totalCount reads all 250k matches, boundedCount stops at 10,001.
+  { name: 'payloadContains tier=gold, 50 + totalCount', graphql: `{ deadLetters(first: 50, filter: { payloadContains: "{\\"customer\\":{\\"tier\\":\\"gold\\"}}" }) { totalCount edges { node { ${NODE} } } } }`,
+    sql: `select (select count(*) from dead_letters where payload @> $1::jsonb) as n, * from (${LIST_SQL('payload @> $1::jsonb').sql}) p`, params: ['{"customer":{"tier":"gold"}}'],
+    postgraphile: PG_LIST('{ payload: { contains: { customer: { tier: "gold" } } } }', 'totalCount '), iterations: SLOW_ITERATIONS },
+  { name: 'payloadContains tier=gold, 50 + boundedCount', graphql: `{ deadLetters(first: 50, filter: { payloadContains: "{\\"customer\\":{\\"tier\\":\\"gold\\"}}" }) { boundedCount { count exact } edges { node { ${NODE} } } } }`,
+    sql: `select (select count(*) from (select 1 from dead_letters where payload @> $1::jsonb limit 10001) m) as n, * from (${LIST_SQL('payload @> $1::jsonb').sql}) p`, params: ['{"customer":{"tier":"gold"}}'],
+    iterations: SLOW_ITERATIONS },
   { name: 'eventType, 50 + totalCount', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { totalCount edges { node { ${NODE} } } } }`, sql: `select (select count(*) from dead_letters where event_type = $1) as n, * from (${LIST_SQL('event_type = $1').sql}) p`, params: ['invoice.sent'], postgraphile: PG_LIST('{ eventType: { equalTo: "invoice.sent" } }', 'totalCount '), iterations: SLOW_ITERATIONS },
   {
     name: 'stats overview, last 7 days',

@@ -171,4 +171,24 @@ describe('deadLetters bad input', () => {
     const { body } = await execute<{ deadLetters: { totalCount: number } }>(server, '{ deadLetters(first: 1, filter: { queues: ["orders"] }) { totalCount } }');
     expect(body).toEqual({ data: { deadLetters: { totalCount: 3 } } });
   });
+
+  it.each([
+    // sources are not rolled up: counted from the table, stopping after limit + 1 matches
+    ['{ sources: ["checkout"] }', 2, { count: 2, exact: false }],
+    ['{ sources: ["checkout"] }', 3, { count: 3, exact: true }],
+    ['{ sources: ["checkout"] }', 10_000, { count: 3, exact: true }],
+    ['{ errorText: "inventory-service" }', 1, { count: 1, exact: false }],
+    ['{ errorText: "inventory-service" }', 2, { count: 2, exact: true }],
+    // queues are: exact from the rollups whatever the limit
+    ['{ queues: ["orders"] }', 1, { count: 3, exact: true }],
+    ['{ queues: ["nope"] }', 1, { count: 0, exact: true }],
+  ])('boundedCount of %s up to %i', async (filter, limit, expected) => {
+    const { body } = await execute<{ deadLetters: { boundedCount: unknown } }>(server, `{ deadLetters(first: 1, filter: ${filter}) { boundedCount(limit: ${limit}) { count exact } } }`);
+    expect(body).toEqual({ data: { deadLetters: { boundedCount: expected } } });
+  });
+
+  it.each([0, 100_001])('answers BAD_USER_INPUT for boundedCount(limit: %i)', async (limit) => {
+    const { body } = await execute(server, `{ deadLetters(first: 1) { boundedCount(limit: ${limit}) { count } } }`);
+    expect(body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'limit' });
+  });
 });

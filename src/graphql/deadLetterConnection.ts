@@ -1,7 +1,8 @@
 import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
-import { queryPg } from '../db/createDb.ts';
+import { queryPg, type Db } from '../db/createDb.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
-import { deadLetterCountSql } from '../db/sql/deadLetterCount.ts';
+import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan } from '../domain/statsRollups.ts';
 import { deadLetterColumnsSelected } from './selection.ts';
@@ -13,6 +14,27 @@ import { badUserInput } from './errors.ts';
 
 const DEFAULT_PAGE_SIZE = 50;
 const MAX_PAGE_SIZE = 500;
+const DEFAULT_COUNT_LIMIT = 10_000;
+const MAX_COUNT_LIMIT = 100_000;
+
+interface BoundedCount {
+  count: number;
+  exact: boolean;
+}
+
+const BoundedCountRef = builder.objectRef<BoundedCount>('BoundedCount').implement({
+  description: 'A count that stops at a limit: "10,000+" rather than reading every matching row.',
+  fields: (t) => ({
+    count: t.exposeInt('count', { description: 'The number of matching rows when `exact`, otherwise the limit: there are more.' }),
+    exact: t.exposeBoolean('exact'),
+  }),
+});
+
+/** What the connection's count fields read: the page's filter, counted when asked. */
+interface Counts {
+  total(): Promise<number>;
+  upTo(limit: number): Promise<BoundedCount>;
+}
 
 const ORDER_FIELDS = ['CREATED_AT', 'UPDATED_AT', 'NEXT_ATTEMPT_AT', 'ATTEMPTS'] as const satisfies readonly DeadLetterOrderField[];
 
@@ -79,6 +101,19 @@ function pageSize(value: number | null | undefined, argument: string): number | 
   return value;
 }
 
+function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
+  const count = async (sql: Prisma.Sql) => (await queryPg<{ count: number }>(db, sql))[0]!.count;
+  const plan = rollupPlan(filter);
+  return {
+    total: () => count(plan ? rollupCountSql(plan) : deadLetterCountSql(where)),
+    upTo: async (limit) => {
+      if (plan) return { count: await count(rollupCountSql(plan)), exact: true };
+      const n = await count(deadLetterCountUpToSql(where, limit));
+      return n > limit ? { count: limit, exact: false } : { count: n, exact: true };
+    },
+  };
+}
+
 builder.queryFields((t) => ({
   deadLetters: t.connection(
     {
@@ -120,11 +155,7 @@ builder.queryFields((t) => ({
             hasNextPage: backward ? cursor != null : more,
             hasPreviousPage: backward ? more : cursor != null,
           },
-          countTotal: async () => {
-            const plan = rollupPlan(filter);
-            const [row] = await queryPg<{ count: number }>(ctx.db, plan ? rollupCountSql(plan) : deadLetterCountSql(where));
-            return row!.count;
-          },
+          counts: countsOf(ctx.db, filter, where),
         };
       },
     },
@@ -133,8 +164,17 @@ builder.queryFields((t) => ({
       fields: (c) => ({
         totalCount: c.int({
           description:
-            'Rows matching the filter (all pages). Counted only when selected: summed from the hourly rollups when the filter uses only statuses, eventTypes, queues, errorKinds and createdAt (partial hours at the range ends are counted from the table), otherwise an exact count(*).',
-          resolve: (conn) => (conn as unknown as { countTotal: () => Promise<number> }).countTotal(),
+            'Rows matching the filter (all pages). Counted only when selected: summed from the hourly rollups when the filter uses only statuses, eventTypes, queues, errorKinds and createdAt (partial hours at the range ends are counted from the table), otherwise an exact count(*), which reads every matching row: see boundedCount.',
+          resolve: (conn) => (conn as unknown as { counts: Counts }).counts.total(),
+        }),
+        boundedCount: c.field({
+          type: BoundedCountRef,
+          description: `Rows matching the filter, counted up to \`limit\` (default ${DEFAULT_COUNT_LIMIT.toLocaleString('en')}, at most ${MAX_COUNT_LIMIT.toLocaleString('en')}) for filters the rollups cannot answer (error text, payload, sources…), so its cost stays bounded however many rows match. Exact (from the rollups) whenever totalCount would come from them.`,
+          args: { limit: c.arg.int({ required: true, defaultValue: DEFAULT_COUNT_LIMIT }) },
+          resolve: (conn, args) => {
+            if (args.limit < 1 || args.limit > MAX_COUNT_LIMIT) throw badUserInput(`limit must be between 1 and ${MAX_COUNT_LIMIT}`, { argument: 'limit' });
+            return (conn as unknown as { counts: Counts }).counts.upTo(args.limit);
+          },
         }),
       }),
     },
