@@ -159,6 +159,16 @@ describe('read-side views', () => {
     const s = await stats({});
     const depth = await t.handle.pool.query('select status::text as key, events::int as count from lazarus_dlq_depth');
     expect(depth.rows.sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1))).toEqual(s.byStatus);
+    // Its oldest event per status (rollups name the hour, the table the instant) equals a scan,
+    // also after the oldest of a status has moved on.
+    const depthAgreesWithScan = async () => {
+      const view = await t.handle.pool.query('select status::text, events::int, oldest_created_at from lazarus_dlq_depth order by 1');
+      const scan = await t.handle.pool.query('select status::text, count(*)::int as events, min(created_at) as oldest_created_at from dead_letters group by 1 order by 1');
+      expect(view.rows).toEqual(scan.rows);
+    };
+    await depthAgreesWithScan();
+    await t.db.deadLetter.update({ where: { id: ids.a! }, data: { status: 'RESOLVED' } });
+    await depthAgreesWithScan();
     const blocked = await t.handle.pool.query(
       'select ordering_key as "orderingKey", head_event_type as "eventType", head_id::text as "headId", held_back::int as "heldBack" from lazarus_blocked_keys',
     );
@@ -176,10 +186,14 @@ describe('read-side views', () => {
         { eventType: 'invoice.sent', errorKind: 'CRASH', errorMessage: 'worker 12 crashed', createdAt: recent },
       ],
     });
-    const { rows } = await t.handle.pool.query('select event_type, error_kind::text, error_signature, failures::int from lazarus_failures_last_24h');
+    const earlier = await t.db.deadLetter.create({
+      data: { eventType: 'invoice.sent', errorKind: 'TIMEOUT', errorMessage: 'timeout after 9000 ms', createdAt: new Date(recent.getTime() - 60_000) },
+    });
+    const { rows } = await t.handle.pool.query('select event_type, error_kind::text, error_signature, failures::int, sample_id::text from lazarus_failures_last_24h');
     expect(rows).toEqual([
-      { event_type: 'invoice.sent', error_kind: 'TIMEOUT', error_signature: 'timeout after <n> ms', failures: 2 },
-      { event_type: 'invoice.sent', error_kind: 'CRASH', error_signature: 'worker <n> crashed', failures: 1 },
+      // The sample is the first seen, here the last one inserted.
+      { event_type: 'invoice.sent', error_kind: 'TIMEOUT', error_signature: 'timeout after <n> ms', failures: 3, sample_id: earlier.id.toString() },
+      { event_type: 'invoice.sent', error_kind: 'CRASH', error_signature: 'worker <n> crashed', failures: 1, sample_id: expect.any(String) },
     ]);
   });
 });

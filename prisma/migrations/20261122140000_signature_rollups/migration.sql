@@ -103,23 +103,43 @@ CREATE OR REPLACE FUNCTION "lazarus_compact_rollups"() RETURNS bigint LANGUAGE s
 $$;
 
 -- The sample of a signature is now its first seen event (the oldest, as the API describes it),
--- not the lowest id; the views say the same as the API.
+-- not the lowest id; the views say the same as the API. Each group finds it with one descent of
+-- dead_letters_error_signature_idx.
 CREATE OR REPLACE VIEW "lazarus_failures_last_24h" AS
-SELECT event_type, error_kind, error_signature,
-       count(*) AS failures, min(created_at) AS first_seen, max(created_at) AS last_seen,
-       (array_agg(id ORDER BY created_at, id))[1] AS sample_id
-  FROM dead_letters
- WHERE created_at >= now() - interval '24 hours'
- GROUP BY event_type, error_kind, error_signature
- ORDER BY failures DESC, event_type, error_signature;
+SELECT g.event_type, g.error_kind, g.error_signature, g.failures, g.first_seen, g.last_seen, s.id AS sample_id
+  FROM (SELECT event_type, error_kind, error_signature, count(*) AS failures, min(created_at) AS first_seen, max(created_at) AS last_seen
+          FROM dead_letters
+         WHERE created_at >= now() - interval '24 hours'
+         GROUP BY event_type, error_kind, error_signature) g
+ CROSS JOIN LATERAL (SELECT d.id FROM dead_letters d
+                      WHERE d.error_signature = g.error_signature AND d.created_at = g.first_seen
+                        AND d.event_type = g.event_type AND d.error_kind = g.error_kind
+                      ORDER BY d.id LIMIT 1) s
+ ORDER BY g.failures DESC, g.event_type, g.error_signature;
 
 CREATE OR REPLACE VIEW "lazarus_top_errors" AS
-SELECT error_signature, count(*) AS failures, min(created_at) AS first_seen, max(created_at) AS last_seen,
-       (array_agg(id ORDER BY created_at, id))[1] AS sample_id,
-       count(*) FILTER (WHERE status IN ('PENDING', 'PROCESSING', 'EXHAUSTED')) AS unresolved
-  FROM dead_letters
- GROUP BY error_signature
- ORDER BY failures DESC, error_signature;
+SELECT g.error_signature, g.failures, g.first_seen, g.last_seen, s.id AS sample_id, g.unresolved
+  FROM (SELECT error_signature, count(*) AS failures, min(created_at) AS first_seen, max(created_at) AS last_seen,
+               count(*) FILTER (WHERE status IN ('PENDING', 'PROCESSING', 'EXHAUSTED')) AS unresolved
+          FROM dead_letters
+         GROUP BY error_signature) g
+ CROSS JOIN LATERAL (SELECT d.id FROM dead_letters d
+                      WHERE d.error_signature = g.error_signature AND d.created_at = g.first_seen
+                      ORDER BY d.id LIMIT 1) s
+ ORDER BY g.failures DESC, g.error_signature;
+
+-- DLQ depth from the rollups instead of counting the table: the events per status summed, and the
+-- oldest of each read from the first hour whose rollups still hold one (an hour of rows at most).
+CREATE OR REPLACE VIEW "lazarus_dlq_depth" AS
+SELECT h.status, h.events, o.oldest_created_at
+  FROM (SELECT status, sum(events)::bigint AS events, min(bucket) AS first_bucket
+          FROM (SELECT status, bucket, sum(count) AS events FROM dead_letter_rollups
+                 GROUP BY status, bucket HAVING sum(count) <> 0) b
+         GROUP BY status) h
+ CROSS JOIN LATERAL (SELECT min(d.created_at) AS oldest_created_at FROM dead_letters d
+                      WHERE d.status = h.status AND d.created_at >= h.first_bucket
+                        AND d.created_at < h.first_bucket + interval '1 hour') o
+ ORDER BY h.status;
 
 -- Backfill, with writers held out until this transaction commits (see 20261121160000).
 LOCK TABLE "dead_letters" IN SHARE ROW EXCLUSIVE MODE;
