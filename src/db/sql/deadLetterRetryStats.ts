@@ -47,9 +47,13 @@ export function rollupRetryStatsSql(plan: RollupPlan, where: Prisma.Sql): Prisma
        where (${plan.rollupWhere}) and r.status = 'PENDING'
        group by r.bucket having sum(r.count) > 0
        order by r.bucket limit 1)`;
+  // The hour as a scalar subquery, not a join, so min() walks dead_letters_created_idx from its
+  // start and stops at the first PENDING row (joined, the planner ANDed a bitmap of every PENDING
+  // row: 25 ms at 1M rows).
   const hourOldest = Prisma.sql`(
-      select min(d.created_at) from dead_letters d, ${firstPendingHour} h
-       where d.status = 'PENDING' and (${where}) and d.created_at >= h.bucket and d.created_at < h.bucket + interval '1 hour')`;
+      select min(d.created_at) from dead_letters d
+       where d.status = 'PENDING' and (${where})
+         and d.created_at >= ${firstPendingHour} and d.created_at < ${firstPendingHour} + interval '1 hour')`;
   return Prisma.sql`
     select ${FIGURES}
       from (select least(${Prisma.join([hourOldest, ...edgeOldest], ', ')}) as oldest,
