@@ -2,7 +2,7 @@
 // Rollups hold counts per UTC hour of created_at, event type, queue, error kind and status, so a
 // filter qualifies when it uses only those dimensions (and createdAt); the partial hours at the
 // ends of a createdAt range are scanned. Anything else falls back to scanning dead_letters. The
-// signature rollups (20261122140000) hold the same dimensions but status, plus the error signature.
+// signature rollups (20261122130000) hold the same dimensions but status, plus the error signature.
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Db } from '../db/createDb.ts';
 import type { Logger } from '../logger.ts';
