@@ -120,4 +120,36 @@ describe('migrate', () => {
     expect(table.rows[0].t).toBeNull();
     await expect(migrate(url, { migrationsDir: dir })).rejects.toThrow(/failed earlier and was not resolved/);
   });
+
+  // Migrations that add rollups backfill them from the rows already there, under a lock.
+  it('backfills both rollup ledgers from a populated table exactly', async () => {
+    const url = await emptyDatabase();
+    const dir = await copyOfMigrations();
+    await rm(join(dir, '20261122130000_stats_rollups_everywhere'), { recursive: true });
+    await migrate(url, { migrationsDir: dir });
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      await client.query(`
+        insert into dead_letters (event_type, queue, error_kind, error_message, status, attempts, created_at, next_attempt_at)
+        select (array['a', 'b'])[1 + g % 2], 'q' || (g % 3), (array['TIMEOUT', 'CRASH']::"ErrorKind"[])[1 + g % 2],
+               'boom ' || (g % 7) || case when g % 3 = 0 then ' at x' else '' end,
+               (array['PENDING', 'SUCCEEDED', 'EXHAUSTED']::"DeadLetterStatus"[])[1 + g % 3], g % 5,
+               now() - g * interval '1 minute', now()
+          from generate_series(1, 600) g`);
+      await migrate(url);
+      const rows = async (sql: string) => (await client.query(sql)).rows;
+      const group = 'bucket, event_type, queue, error_kind, status';
+      expect(await rows(`select ${group}, sum(count)::int as n, sum(attempts)::int as a from dead_letter_rollups group by ${group} having sum(count) <> 0 order by ${group}`))
+        .toEqual(await rows(`select lazarus_rollup_bucket(created_at) as bucket, event_type, queue, error_kind, status, count(*)::int as n, sum(attempts)::int as a
+                               from dead_letters group by ${group} order by ${group}`));
+      const signatureGroup = 'bucket, error_signature, event_type, queue, error_kind';
+      const ledger = await rows(`select ${signatureGroup}, sum(count)::int as n from dead_letter_signature_rollups group by ${signatureGroup} order by ${signatureGroup}`);
+      expect(ledger.length).toBeGreaterThan(10);
+      expect(ledger).toEqual(await rows(`select lazarus_rollup_bucket(created_at) as bucket, error_signature, event_type, queue, error_kind, count(*)::int as n
+                                           from dead_letters group by ${signatureGroup} order by ${signatureGroup}`));
+    } finally {
+      await client.end();
+    }
+  });
 });
