@@ -57,8 +57,6 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
   const http = { introspection: true, corsOrigins: [], maxBodyBytes: DEFAULT_MAX_BODY_BYTES, mutationsPerMinute: 0, ...deps.http };
   // The database being down or slow is reported as such (retryable, coded); anything else
   // unexpected reaches clients as "Unexpected error." and is logged once, here.
-  // The database being down or slow is reported as such (retryable, coded); anything else
-  // unexpected reaches clients as "Unexpected error." and is logged once, here.
   const maskResultError = (error: unknown, message: string, isDev?: boolean): Error => {
     // Errors thrown in plugin hooks (e.g. the rate limiter's count) arrive unwrapped.
     const original = (error as { originalError?: unknown }).originalError ?? error;
