@@ -10,6 +10,11 @@
 //                               dedupe key, change cursor, status/due and lease)
 //   narrow            on a table holding only the queue state (status, attempts, next attempt,
 //                     lease) with two partial indexes, the payload read from dead_letters by join
+//   narrow, as Lazarus would need it   the same table with what the split (docs/queue-state-split.md)
+//                     would add to it: the read side's indexes on state (status, updated,
+//                     attempts, next attempt, change cursor), the row stamp (change cursor,
+//                     version, updated_at), the rollup trigger (joining dead_letters for the
+//                     dimensions) and the NOTIFY hint
 // with the WAL each drain wrote (pg_stat_wal). A measurement for a design decision, not an engine:
 // the narrow loop leaves dead_letters' own status untouched, and the index-less variants break
 // the read side. BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped),
@@ -112,11 +117,37 @@ const READ_SIDE_INDEXES = [
   'dead_letters_queue_created_idx', 'dead_letters_source_created_idx', 'dead_letters_updated_idx',
 ];
 
-const VARIANTS: Array<{ name: string; drop: string[]; run: () => Promise<Drained> }> = [
+// What the state table of the split would carry besides the loop's own indexes.
+const LAZARUS_STATE_TABLE = `
+  alter table hot add column version int not null default 0, add column updated_at timestamptz not null default now(),
+    add column change_id bigint not null default nextval('lazarus_change_seq'), add column change_xid xid8 not null default pg_current_xact_id();
+  create index hot_status on hot (status, next_attempt_at, id);
+  create index hot_updated on hot (updated_at, id);
+  create index hot_attempts on hot (attempts, id);
+  create index hot_next on hot ((coalesce(next_attempt_at, 'infinity'::timestamptz)), id);
+  create index hot_change on hot (change_xid, change_id);
+  create function hot_stamp() returns trigger language plpgsql as $$ begin
+    NEW.change_id := nextval('lazarus_change_seq'); NEW.change_xid := pg_current_xact_id();
+    NEW.version := OLD.version + 1; NEW.updated_at := now(); return NEW; end $$;
+  create trigger hot_stamp before update on hot for each row execute function hot_stamp();
+  create trigger hot_notify after update on hot referencing new table as changed for each statement execute function tg_lazarus__notify();
+  create function hot_rollup() returns trigger language plpgsql as $$ begin
+    insert into dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
+    select lazarus_rollup_bucket(e.created_at), e.event_type, e.queue, e.error_kind, c.status::"DeadLetterStatus", sum(c.n), sum(c.a)
+      from (select id, status, 1 as n, attempts::bigint as a from new_rows
+            union all select id, status, -1, -attempts::bigint from old_rows) c
+      join dead_letters e on e.id = c.id
+     group by 1, 2, 3, 4, 5 having sum(c.n) <> 0 or sum(c.a) <> 0;
+    return null; end $$;
+  create trigger hot_rollup after update on hot referencing old table as old_rows new table as new_rows
+    for each statement execute function hot_rollup();`;
+
+const VARIANTS: Array<{ name: string; drop: string[]; run: () => Promise<Drained>; prepare?: string }> = [
   { name: 'wide (dead_letters as it is)', drop: [], run: drainWide },
   { name: 'wide, no payload GIN', drop: ['dead_letters_payload_gin'], run: drainWide },
   { name: 'wide, queue indexes only', drop: READ_SIDE_INDEXES, run: drainWide },
   { name: 'narrow queue table', drop: [], run: drainNarrow },
+  { name: 'narrow, as Lazarus would need it', drop: [], run: drainNarrow, prepare: LAZARUS_STATE_TABLE },
 ];
 
 const results = new Map<string, Drained[]>(VARIANTS.map((v) => [v.name, []]));
@@ -127,6 +158,10 @@ try {
       await migrate(url);
       for (const index of variant.drop) await pool.query(`drop index ${index}`);
       await seed();
+      if (variant.prepare) {
+        await pool.query(variant.prepare);
+        await pool.query('vacuum analyze hot');
+      }
       const drained = await variant.run();
       results.get(variant.name)!.push(drained);
       process.stderr.write(`run ${i + 1}, ${variant.name}: ${Math.round(drained.perSecond)} events/s\n`);
