@@ -3,6 +3,7 @@
 // allows (see src/domain/statsRollups.ts); both give the same figures.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { RollupPlan } from '../../domain/statsRollups.ts';
+import { rollupContributionsSql } from './rollupStatsCounts.ts';
 
 export interface RetryStatsRow {
   oldestPendingCreatedAt: Date | null;
@@ -38,29 +39,25 @@ export function deadLetterRetryStatsSql(where: Prisma.Sql): Prisma.Sql {
  * then read from the table: at most an hour of rows, through the created_at index.
  */
 export function rollupRetryStatsSql(plan: RollupPlan, where: Prisma.Sql): Prisma.Sql {
-  const edgeOutcomes = plan.edges.map(
-    (edge) => Prisma.sql`union all select d.status, 1::bigint, d.attempts::bigint from dead_letters d where (${edge}) and d.status in ('SUCCEEDED', 'EXHAUSTED')`,
-  );
   const edgeOldest = plan.edges.map((edge) => Prisma.sql`(select min(d.created_at) from dead_letters d where d.status = 'PENDING' and (${edge}))`);
-  const firstPendingHour = Prisma.sql`(
-      select r.bucket from dead_letter_rollups r
-       where (${plan.rollupWhere}) and r.status = 'PENDING'
-       group by r.bucket having sum(r.count) > 0
-       order by r.bucket limit 1)`;
-  // The hour as a scalar subquery, not a join, so min() walks dead_letters_created_idx from its
-  // start and stops at the first PENDING row (joined, the planner ANDed a bitmap of every PENDING
-  // row: 25 ms at 1M rows).
+  // The hour read once (a materialized CTE), then used as a scalar, not joined, so min() walks
+  // dead_letters_created_idx from its start and stops at the first PENDING row (joined, the
+  // planner ANDed a bitmap of every PENDING row: 25 ms at 1M rows).
   const hourOldest = Prisma.sql`(
       select min(d.created_at) from dead_letters d
        where d.status = 'PENDING' and (${where})
-         and d.created_at >= ${firstPendingHour} and d.created_at < ${firstPendingHour} + interval '1 hour')`;
+         and d.created_at >= (select bucket from pending_hour) and d.created_at < (select bucket from pending_hour) + interval '1 hour')`;
   return Prisma.sql`
+    with pending_hour as materialized (
+      select r.bucket from dead_letter_rollups r
+       where (${plan.rollupWhere}) and r.status = 'PENDING'
+       group by r.bucket having sum(r.count) > 0
+       order by r.bucket limit 1)
     select ${FIGURES}
       from (select least(${Prisma.join([hourOldest, ...edgeOldest], ', ')}) as oldest,
-                   coalesce(sum(x.n) filter (where x.status = 'SUCCEEDED'), 0) as succeeded,
-                   coalesce(sum(x.n) filter (where x.status = 'EXHAUSTED'), 0) as exhausted,
-                   sum(x.a) filter (where x.status = 'SUCCEEDED') as attempts
-              from (select r.status, r.count as n, r.attempts as a from dead_letter_rollups r
-                     where (${plan.rollupWhere}) and r.status in ('SUCCEEDED', 'EXHAUSTED')
-                    ${edgeOutcomes.length ? Prisma.join(edgeOutcomes, ' ') : Prisma.empty}) x) s`;
+                   coalesce(sum(r.n) filter (where r.status = 'SUCCEEDED'), 0) as succeeded,
+                   coalesce(sum(r.n) filter (where r.status = 'EXHAUSTED'), 0) as exhausted,
+                   sum(r.a) filter (where r.status = 'SUCCEEDED') as attempts
+              from ${rollupContributionsSql(plan)}
+             where r.status in ('SUCCEEDED', 'EXHAUSTED')) s`;
 }

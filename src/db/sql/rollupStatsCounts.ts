@@ -3,12 +3,18 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { RollupPlan } from '../../domain/statsRollups.ts';
 
-/** Rollup rows and edge rows as (status, event_type, queue, error_kind, n) over alias `r`. */
+/**
+ * Rollup rows and edge rows as (status, event_type, queue, error_kind, bucket, n events, a attempts)
+ * over alias `r`. PostgreSQL drops the outputs a query does not use, so the covering indexes still
+ * serve it index-only.
+ */
 export function rollupContributionsSql(plan: RollupPlan): Prisma.Sql {
   const edges = plan.edges.map(
-    (where) => Prisma.sql`union all select d.status, d.event_type, d.queue, d.error_kind, lazarus_rollup_bucket(d.created_at), 1::bigint from dead_letters d where ${where}`,
+    (where) => Prisma.sql`union all select d.status, d.event_type, d.queue, d.error_kind, lazarus_rollup_bucket(d.created_at), 1::bigint, d.attempts::bigint
+                            from dead_letters d where ${where}`,
   );
-  return Prisma.sql`(select r.status, r.event_type, r.queue, r.error_kind, r.bucket, r.count as n from dead_letter_rollups r where ${plan.rollupWhere}
+  return Prisma.sql`(select r.status, r.event_type, r.queue, r.error_kind, r.bucket, r.count as n, r.attempts as a from dead_letter_rollups r
+                      where ${plan.rollupWhere}
     ${edges.length ? Prisma.join(edges, ' ') : Prisma.empty}) r`;
 }
 
