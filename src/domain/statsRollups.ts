@@ -58,10 +58,11 @@ export function rollupPlan(filter: DeadLetterFilter): RollupPlan | null {
 
 /**
  * The rollup plan over dead_letter_signature_rollups, which holds every dimension but status: null
- * when the filter names statuses (or the rollups cannot answer it at all).
+ * when the filter names statuses (or the rollups cannot answer it at all). `plan` is the filter's
+ * rollupPlan, when already made.
  */
-export function signatureRollupPlan(filter: DeadLetterFilter): RollupPlan | null {
-  return filter.statuses === undefined ? rollupPlan(filter) : null;
+export function signatureRollupPlan(filter: DeadLetterFilter, plan = rollupPlan(filter)): RollupPlan | null {
+  return filter.statuses === undefined ? plan : null;
 }
 
 /** [a, b) ∩ [c, d) for optional ends. */

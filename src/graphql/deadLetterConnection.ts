@@ -104,10 +104,12 @@ function pageSize(value: number | null | undefined, argument: string): number | 
 function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
   const count = async (sql: Prisma.Sql) => (await queryPg<{ count: number }>(db, sql))[0]!.count;
   const plan = rollupPlan(filter);
+  let total: Promise<number> | undefined; // one count for totalCount and boundedCount alike
+  const exactTotal = () => (total ??= count(plan ? rollupCountSql(plan) : deadLetterCountSql(where)));
   return {
-    total: () => count(plan ? rollupCountSql(plan) : deadLetterCountSql(where)),
+    total: exactTotal,
     upTo: async (limit) => {
-      if (plan) return { count: await count(rollupCountSql(plan)), exact: true };
+      if (plan) return { count: await exactTotal(), exact: true };
       const n = await count(deadLetterCountUpToSql(where, limit));
       return n > limit ? { count: limit, exact: false } : { count: n, exact: true };
     },

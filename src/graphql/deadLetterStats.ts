@@ -1,5 +1,5 @@
 import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
-import { intersectRange, rollupPlan, signatureRollupPlan } from '../domain/statsRollups.ts';
+import { intersectRange, rollupPlan, signatureRollupPlan, type RollupPlan } from '../domain/statsRollups.ts';
 import { rollupStatsCountsSql } from '../db/sql/rollupStatsCounts.ts';
 import { rollupTimeSeriesSql } from '../db/sql/rollupTimeSeries.ts';
 import { blockedKeysSql, type BlockedKeyRow } from '../db/sql/blockedKeys.ts';
@@ -25,14 +25,16 @@ class Stats {
   readonly db: Db;
   readonly filter: DeadLetterFilter;
   readonly where: Prisma.Sql;
+  /** How the rollups answer the filter, or null: see statsRollups.ts. */
+  readonly plan: RollupPlan | null;
   constructor(db: Db, filter: DeadLetterFilter) {
     this.db = db;
     this.filter = filter;
     this.where = deadLetterWhereSql(filter);
+    this.plan = rollupPlan(filter);
   }
   counts() {
-    const plan = rollupPlan(this.filter);
-    this.#counts ??= this.db.$queryRaw<StatsCountRow[]>(plan ? rollupStatsCountsSql(plan) : deadLetterStatsCountsSql(this.where));
+    this.#counts ??= this.db.$queryRaw<StatsCountRow[]>(this.plan ? rollupStatsCountsSql(this.plan) : deadLetterStatsCountsSql(this.where));
     return this.#counts;
   }
   async by(dimension: StatsCountRow['dimension']) {
@@ -40,9 +42,8 @@ class Stats {
     return rows.map((r) => ({ key: r.key!, count: r.count })).sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1));
   }
   retry() {
-    const plan = rollupPlan(this.filter);
     this.#retry ??= this.db
-      .$queryRaw<RetryStatsRow[]>(plan ? rollupRetryStatsSql(plan, this.where) : deadLetterRetryStatsSql(this.where))
+      .$queryRaw<RetryStatsRow[]>(this.plan ? rollupRetryStatsSql(this.plan, this.where) : deadLetterRetryStatsSql(this.where))
       .then((rows) => rows[0]!);
     return this.#retry;
   }
@@ -98,7 +99,7 @@ const StatsRef = builder.objectRef<Stats>('DeadLetterStats').implement({
       type: [ErrorSignatureStatRef],
       description: 'Most frequent error signatures first (ties by signature).',
       args: { limit: t.arg.int({ defaultValue: 10, required: true }) },
-      resolve: (s, args) => s.db.$queryRaw<TopErrorRow[]>(deadLetterTopErrorsSql(s.where, limitArg(args.limit, 'limit'), signatureRollupPlan(s.filter))),
+      resolve: (s, args) => s.db.$queryRaw<TopErrorRow[]>(deadLetterTopErrorsSql(s.where, limitArg(args.limit, 'limit'), signatureRollupPlan(s.filter, s.plan))),
     }),
     timeSeries: t.field({
       type: [TimeBucketRef],
