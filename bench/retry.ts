@@ -7,8 +7,9 @@
 // never HOT; the error-text indexes live on a side table that status changes never write).
 //
 // Every run drains the same number of jobs four times, each after a fresh seed that is not timed:
-//   lazarus          runRetryPass back to back (batch 100, concurrency 10, pool of 4)
-//   raw SQL          the same writes as plain SQL, one connection: the limit
+//   lazarus          the retry loop (startRetryLoop: batch 100, concurrency 10, pool of 4), whose
+//                    next claim runs alongside the last batch's completion write
+//   raw SQL          the same writes as plain SQL, overlapped the same way on two connections: the limit
 //   graphile-worker  (devDependency, pinned) schema graphile_worker, concurrency 10, pool of 11,
 //                    prepared statements on, no-op task, with the batching its performance docs
 //                    recommend: localQueue.size 11, completeJobBatchDelay/failJobBatchDelay 25 ms
@@ -30,8 +31,8 @@ import pg from 'pg';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
-import { createPolicyCache } from '../src/retry/policyCache.ts';
-import { runRetryPass } from '../src/retry/runRetryPass.ts';
+import type { RetryPassSummary } from '../src/retry/runRetryPass.ts';
+import { startRetryLoop } from '../src/retry/startRetryLoop.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -114,42 +115,62 @@ try {
     await pool.query('vacuum analyze dead_letters');
   };
 
+  // The engine as the service runs it: the retry loop, which starts the next pass's claim once the
+  // last pass's deliveries have all started (its completion write then runs alongside the claim).
   const lazarus = async () => {
-    const deps = {
-      db: handle.db, logger, inProcessEventTypes: ['order.placed'], policies: createPolicyCache(handle.db, 1_000),
+    const loop = startRetryLoop({
+      db: handle.db, logger, inProcessEventTypes: ['order.placed'],
       deliver: async () => ({ ok: true as const, statusCode: null, responseBody: null }),
-      config: { workerId: 'bench', batchSize: BATCH, concurrency: CONCURRENCY, leaseSeconds: 30 },
-    };
+      config: {
+        workerId: 'bench', batchSize: BATCH, concurrency: CONCURRENCY, leaseSeconds: 30,
+        pollIntervalMs: 50, shutdownTimeoutMs: 10_000, retentionMs: null, retentionIntervalMs: 60_000,
+      },
+    });
     let done = 0;
-    for (;;) {
-      const s = await runRetryPass(deps);
-      done += s.succeeded;
-      if (s.claimed === 0) return done;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        loop.events.on('passFailed', reject);
+        loop.events.on('passCompleted', (s: RetryPassSummary) => {
+          done += s.succeeded;
+          if (s.succeeded !== s.claimed) reject(new Error(`a pass claimed ${s.claimed} and recorded ${s.succeeded} successes: ${JSON.stringify(s)}`));
+          else if (done >= EVENTS) resolve();
+        });
+      });
+    } finally {
+      await loop.stop();
     }
+    return done;
   };
 
   // The limit: the same writes (batched SKIP LOCKED claim with lease, fenced completion, attempt
-  // rows) as plain SQL with no engine around it.
+  // rows) as plain SQL with no engine around it, overlapped the same way: each batch's completion
+  // runs alongside the next batch's claim, on the pool's second connection.
+  const claim = () => pool.query<{ id: string; lease_token: string; attempts: number }>(`
+    with due as materialized (
+      select id from dead_letters where status = 'PENDING' and next_attempt_at <= now()
+       order by next_attempt_at, id limit $1 for update skip locked)
+    update dead_letters d set status = 'PROCESSING', attempts = d.attempts + 1, lease_owner = 'raw',
+           lease_token = gen_random_uuid(), lease_expires_at = now() + interval '30 seconds'
+      from due where d.id = due.id returning d.id, d.lease_token, d.attempts, d.payload`, [BATCH]);
+  const complete = async (claimed: Array<{ id: string; lease_token: string }>) => {
+    const r = await pool.query<{ n: number }>(`
+      with done as (
+        update dead_letters d set status = 'SUCCEEDED', next_attempt_at = null, lease_owner = null, lease_token = null, lease_expires_at = null
+          from unnest($1::bigint[], $2::uuid[]) as i(id, token)
+         where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING' returning d.id, d.attempts),
+      a as (insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, duration_ms, outcome)
+            select id, attempts, 'raw', 0, 'SUCCEEDED' from done)
+      select count(*)::int as n from done`, [claimed.map((c) => c.id), claimed.map((c) => c.lease_token)]);
+    return r.rows[0]!.n;
+  };
   const raw = async () => {
     let done = 0;
+    let completing: Promise<number> | null = null;
     for (;;) {
-      const claimed = await pool.query<{ id: string; lease_token: string; attempts: number }>(`
-        with due as materialized (
-          select id from dead_letters where status = 'PENDING' and next_attempt_at <= now()
-           order by next_attempt_at, id limit $1 for update skip locked)
-        update dead_letters d set status = 'PROCESSING', attempts = d.attempts + 1, lease_owner = 'raw',
-               lease_token = gen_random_uuid(), lease_expires_at = now() + interval '30 seconds'
-          from due where d.id = due.id returning d.id, d.lease_token, d.attempts, d.payload`, [BATCH]);
+      const claimed = await claim();
+      if (completing) done += await completing;
       if (claimed.rowCount === 0) return done;
-      const r = await pool.query(`
-        with done as (
-          update dead_letters d set status = 'SUCCEEDED', next_attempt_at = null, lease_owner = null, lease_token = null, lease_expires_at = null
-            from unnest($1::bigint[], $2::uuid[]) as i(id, token)
-           where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING' returning d.id, d.attempts),
-        a as (insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, duration_ms, outcome)
-              select id, attempts, 'raw', 0, 'SUCCEEDED' from done)
-        select count(*)::int as n from done`, [claimed.rows.map((c) => c.id), claimed.rows.map((c) => c.lease_token)]);
-      done += r.rows[0].n;
+      completing = complete(claimed.rows);
     }
   };
 

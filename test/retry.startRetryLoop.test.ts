@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import type { Deliver } from '../src/retry/delivery.ts';
+import { createSlots } from '../src/retry/slots.ts';
 import { startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/retry/startRetryLoop.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
@@ -92,6 +93,42 @@ describe('startRetryLoop', () => {
     expect((await attemptsOf(t.db, events[1]!.id)).map((a) => a.outcome)).toEqual(['FAILED', 'SUCCEEDED']);
   });
 
+  it('claims and delivers the next batch while a slow delivery ends the last one', async () => {
+    const events: { id: bigint }[] = [];
+    for (let i = 0; i < 4; i++) events.push(await insertDeadLetter(t.db));
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const loop = start(async (e) => {
+      if (e.id === events[0]!.id) await gate;
+      return ok;
+    }, {}, { batchSize: 2, concurrency: 2 });
+
+    // The first pass never completes while its first event hangs; the others finish around it.
+    await passUntil(loop, async () => (await t.db.deadLetter.count({ where: { status: 'SUCCEEDED' } })) === 3);
+    expect(await statusOf(t.db, events[0]!.id)).toMatchObject({ status: 'PROCESSING' });
+
+    release();
+    await passUntil(loop, async () => (await t.db.deadLetter.count({ where: { status: 'SUCCEEDED' } })) === 4);
+    for (const e of events) expect(await attemptsOf(t.db, e.id)).toEqual([expect.objectContaining({ attemptNumber: 1, outcome: 'SUCCEEDED' })]);
+  });
+
+  it('keeps deliveries within the concurrency limit across overlapping passes', async () => {
+    for (let i = 0; i < 30; i++) await insertDeadLetter(t.db);
+    let inFlight = 0;
+    let most = 0;
+    const loop = start(async () => {
+      most = Math.max(most, ++inFlight);
+      await new Promise((resolve) => setTimeout(resolve, 2)); // a target that takes a moment
+      inFlight -= 1;
+      return ok;
+    }, {}, { batchSize: 4, concurrency: 3 });
+
+    await passUntil(loop, async () => (await t.db.deadLetter.count({ where: { status: 'SUCCEEDED' } })) === 30);
+
+    expect(most).toBe(3);
+    expect(await t.db.deliveryAttempt.count()).toBe(30);
+  });
+
   it('lets in-flight deliveries finish on stop and claims nothing after', async () => {
     const event = await insertDeadLetter(t.db);
     let finish: () => void = () => {};
@@ -131,6 +168,25 @@ describe('startRetryLoop', () => {
       expect(await statusOf(t.db, e.id)).toMatchObject({ status: 'PENDING', attempts: 0, leaseToken: null });
       expect(await attemptsOf(t.db, e.id)).toEqual([]);
     }
+  });
+});
+
+describe('createSlots', () => {
+  it('hands a released slot to the first waiter, and a waiter whose signal aborts gives up its place', async () => {
+    const slots = createSlots(1);
+    const never = new AbortController().signal;
+    expect(await slots.acquire(never)).toBe(true);
+    const quitter = new AbortController();
+    const first = slots.acquire(quitter.signal);
+    const second = slots.acquire(never);
+    quitter.abort();
+    expect(await first).toBe(false);
+
+    slots.release();
+    expect(await second).toBe(true);
+    expect(slots.inUse).toBe(1);
+    slots.release();
+    expect(slots.inUse).toBe(0);
   });
 });
 

@@ -1,5 +1,5 @@
-// One pass: claim a batch → deliver it with at most `concurrency` in flight → record each
-// outcome under the lease's fencing token. Leases of the batch are renewed while it runs.
+// One pass: claim a batch → deliver it with at most `concurrency` in flight (counted across the
+// passes that share `slots`) → record each outcome under the lease's fencing token. Leases of the batch are renewed while it runs.
 // Failures are written one by one; successes are buffered and written together (one statement
 // per batch or every 50 ms), and keep their lease renewed until written.
 //
@@ -21,6 +21,7 @@ import type { Logger } from '../logger.ts';
 import type { Deliver, DeliveryResult } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
 import { readPolicies, type PolicySource } from './policyCache.ts';
+import { createSlots, type Slots } from './slots.ts';
 
 export interface RetryPassConfig {
   workerId: string;
@@ -45,6 +46,10 @@ export interface RetryPassDeps {
   metrics?: RetryMetrics;
   /** Where policies come from; default: read fresh every pass. */
   policies?: PolicySource;
+  /** Delivery slots shared with other passes alive at once; default: `concurrency` of this pass's own. */
+  slots?: Slots;
+  /** Called once every claimed event has a slot (its delivery started), with the claim's size. */
+  onAllStarted?: (claimed: number) => void;
 }
 
 export interface RetryPassSummary {
@@ -127,27 +132,38 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
   const flusher = setInterval(() => void flush(), COMPLETION_FLUSH_MS);
 
   const queue = [...claimed];
+  const slots = deps.slots ?? createSlots(config.concurrency);
   const worker = async () => {
-    for (let event = queue.shift(); event && !drain.aborted; event = queue.shift()) {
-      const entry = held.get(event.id)!;
-      const policy = policies.get(event.eventType) ?? policies.get('*')!;
-      const result = await deliverWithin(deps.deliver, event, policy, [entry.lost.signal, abort]);
-      if (abort.aborted) continue; // left in `held`: released below
-      if (entry.lost.signal.aborted) {
-        held.delete(event.id);
-        lost(deps, summary);
-        continue;
+    while (queue.length > 0 && (await slots.acquire(drain))) {
+      try {
+        const event = queue.shift();
+        if (!event) return;
+        if (queue.length === 0) deps.onAllStarted?.(claimed.length);
+        await deliverAndRecord(event);
+      } finally {
+        slots.release();
       }
-      if (!result.ok) held.delete(event.id);
-      if (result.ok) {
-        completions.push({ record: attemptRecord(deps, event, result), eventType: event.eventType });
-        if (completions.length >= config.batchSize) await flush();
-        continue;
-      }
-      const outcome = await recordFailure(deps, event, policy, result, summary);
-      deps.metrics?.observeAttempt(event.eventType, outcome, (result as { durationMs?: number }).durationMs ?? 0);
     }
   };
+  async function deliverAndRecord(event: ClaimedDeadLetter) {
+    const entry = held.get(event.id)!;
+    const policy = policies.get(event.eventType) ?? policies.get('*')!;
+    const result = await deliverWithin(deps.deliver, event, policy, [entry.lost.signal, abort]);
+    if (abort.aborted) return; // left in `held`: released below
+    if (entry.lost.signal.aborted) {
+      held.delete(event.id);
+      lost(deps, summary);
+      return;
+    }
+    if (result.ok) {
+      completions.push({ record: attemptRecord(deps, event, result), eventType: event.eventType });
+      if (completions.length >= config.batchSize) await flush();
+      return;
+    }
+    held.delete(event.id);
+    const outcome = await recordFailure(deps, event, policy, result, summary);
+    deps.metrics?.observeAttempt(event.eventType, outcome, (result as { durationMs?: number }).durationMs ?? 0);
+  }
   try {
     await Promise.all(Array.from({ length: Math.min(config.concurrency, claimed.length) }, worker));
   } finally {

@@ -1,6 +1,8 @@
 // The retry loop: passes back to back while batches come back full, otherwise one pass per poll
 // interval or wake-up (the change feed's hint, at most one per 50 ms), whichever comes first.
-// NOTIFY is only a hint: the timer alone keeps events moving.
+// NOTIFY is only a hint: the timer alone keeps events moving. The next pass starts as soon as
+// every event of the last one has started delivering, so a slow delivery at a batch's end holds
+// one slot, not the loop.
 //
 // States: RUNNING → (stop()) DRAINING → STOPPED.
 //  RUNNING   runs passes; a failed pass is logged and emitted as `passFailed`, then it waits.
@@ -16,7 +18,8 @@ import type { Logger } from '../logger.ts';
 import type { Deliver } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
 import { createPolicyCache } from './policyCache.ts';
-import { runRetryPass, type RetryPassConfig, type RetryPassSummary } from './runRetryPass.ts';
+import { runRetryPass, type RetryPassConfig } from './runRetryPass.ts';
+import { createSlots } from './slots.ts';
 
 export interface RetryLoopConfig extends RetryPassConfig {
   pollIntervalMs: number;
@@ -49,6 +52,7 @@ export interface RetryLoop {
 const RETENTION_BATCH = 5_000;
 const POLICY_CACHE_MS = 1_000;
 const WAKE_MIN_GAP_MS = 50;
+const MAX_PASSES_ALIVE = 2;
 
 export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
   const { config, logger } = deps;
@@ -90,22 +94,39 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
     if (poked || hinted || drain.signal.aborted) wakeUp();
   });
 
+  // Passes overlap: once every event a pass claimed has started delivering, the next pass may
+  // claim while the first one's last deliveries and its completion write finish, provided a slot
+  // is free. The slots keep the process's deliveries within `concurrency`; at most
+  // MAX_PASSES_ALIVE passes hold claims.
+  const slots = createSlots(config.concurrency);
+  const alive = new Set<Promise<void>>();
+  const startPass = () => new Promise<number | null>((handOff) => {
+    const pass: Promise<void> = runRetryPass({ ...deps, policies, slots, onAllStarted: handOff, drainSignal: drain.signal, abortSignal: abort.signal })
+      .then((summary) => {
+        events.emit('passCompleted', summary);
+        handOff(summary.claimed);
+      }, (error: unknown) => {
+        logger.error({ err: error }, 'retry pass failed; retrying after the poll interval');
+        events.emit('passFailed', error);
+        handOff(null);
+      })
+      .finally(() => alive.delete(pass));
+    alive.add(pass);
+  });
+
   const running = (async () => {
     while (!drain.signal.aborted) {
       hinted = false;
       poked = false;
       lastPassAt = Date.now();
-      let summary: RetryPassSummary | null = null;
-      try {
-        summary = await runRetryPass({ ...deps, policies, drainSignal: drain.signal, abortSignal: abort.signal });
-        events.emit('passCompleted', summary);
-      } catch (error) {
-        logger.error({ err: error }, 'retry pass failed; retrying after the poll interval');
-        events.emit('passFailed', error);
-      }
+      const claimed = await startPass();
       await runRetention();
-      if (summary?.claimed !== config.batchSize) await waitForWork();
+      while (alive.size >= MAX_PASSES_ALIVE) await Promise.race(alive);
+      // Claim no more while every slot is busy (a hung receiver): another process may deliver them.
+      if (await slots.acquire(drain.signal)) slots.release();
+      if (claimed !== config.batchSize) await waitForWork();
     }
+    while (alive.size > 0) await Promise.race(alive);
   })();
 
   async function runRetention() {
