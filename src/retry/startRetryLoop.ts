@@ -101,17 +101,19 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
   const slots = createSlots(config.concurrency);
   const alive = new Set<Promise<void>>();
   const startPass = () => new Promise<number | null>((handOff) => {
-    const pass: Promise<void> = runRetryPass({ ...deps, policies, slots, onAllStarted: handOff, drainSignal: drain.signal, abortSignal: abort.signal })
-      .then((summary) => {
+    const pass = (async () => {
+      try {
+        const summary = await runRetryPass({ ...deps, policies, slots, onAllStarted: handOff, drainSignal: drain.signal, abortSignal: abort.signal });
         events.emit('passCompleted', summary);
         handOff(summary.claimed);
-      }, (error: unknown) => {
+      } catch (error) {
         logger.error({ err: error }, 'retry pass failed; retrying after the poll interval');
         events.emit('passFailed', error);
         handOff(null);
-      })
-      .finally(() => alive.delete(pass));
+      }
+    })();
     alive.add(pass);
+    void pass.finally(() => alive.delete(pass));
   });
 
   const running = (async () => {
