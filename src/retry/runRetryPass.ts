@@ -1,5 +1,6 @@
 // One pass: claim a batch → deliver it with at most `concurrency` in flight (counted across the
-// passes that share `slots`) → record each outcome under the lease's fencing token. Leases of the batch are renewed while it runs.
+// passes that share `slots`) → record each outcome under the lease's fencing token. Leases of the
+// batch are renewed while it runs.
 // Failures are written one by one; successes are buffered and written together (one statement
 // per batch or every 50 ms), and keep their lease renewed until written.
 //
