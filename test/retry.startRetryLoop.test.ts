@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import type { Deliver } from '../src/retry/delivery.ts';
+import { createRetryMetrics } from '../src/retry/metrics.ts';
 import { createSlots } from '../src/retry/slots.ts';
 import { startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/retry/startRetryLoop.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -110,6 +111,28 @@ describe('startRetryLoop', () => {
     release();
     await passUntil(loop, async () => (await t.db.deadLetter.count({ where: { status: 'SUCCEEDED' } })) === 4);
     for (const e of events) expect(await attemptsOf(t.db, e.id)).toEqual([expect.objectContaining({ attemptNumber: 1, outcome: 'SUCCEEDED' })]);
+  });
+
+  it('reports its busy delivery slots as lazarus_deliveries_in_flight', async () => {
+    const metrics = createRetryMetrics(t.db);
+    const inFlight = async () => Number((await metrics.registry.metrics()).match(/^lazarus_deliveries_in_flight (\S+)$/m)![1]);
+    for (let i = 0; i < 3; i++) await insertDeadLetter(t.db);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = 0;
+    let allStarted: () => void;
+    const running = new Promise<void>((resolve) => (allStarted = resolve));
+    const loop = start(async () => {
+      if (++started === 2) allStarted();
+      await gate;
+      return ok;
+    }, { metrics }, { concurrency: 2 });
+    await running;
+
+    expect(await inFlight()).toBe(2);
+    release();
+    await passUntil(loop, async () => (await t.db.deadLetter.count({ where: { status: 'SUCCEEDED' } })) === 3);
+    expect(await inFlight()).toBe(0);
   });
 
   it('keeps deliveries within the concurrency limit across overlapping passes', async () => {

@@ -9,6 +9,8 @@ export interface RetryMetrics {
   observeAttempt(eventType: string, outcome: string, durationMs: number): void;
   observeLeaseLost(count: number): void;
   observeClaimed(count: number): void;
+  /** Where `lazarus_deliveries_in_flight` reads from at scrape time (the retry loop's slots). */
+  readInFlightFrom(read: () => number): void;
 }
 
 export function createRetryMetrics(db: Db, registry = new Registry()): RetryMetrics {
@@ -25,6 +27,15 @@ export function createRetryMetrics(db: Db, registry = new Registry()): RetryMetr
     registers: [registry],
   });
   const claimed = new Counter({ name: 'lazarus_claimed_total', help: 'Events claimed by this process.', registers: [registry] });
+  let readInFlight = () => 0;
+  new Gauge({
+    name: 'lazarus_deliveries_in_flight',
+    help: 'Deliveries this process is running or recording now; at RETRY_CONCURRENCY it claims nothing more.',
+    registers: [registry],
+    collect() {
+      this.set(readInFlight());
+    },
+  });
   new Gauge({
     name: 'lazarus_dead_letters', help: 'Dead letters by status and event type.', labelNames: ['status', 'event_type'], registers: [registry],
     async collect() {
@@ -53,5 +64,8 @@ export function createRetryMetrics(db: Db, registry = new Registry()): RetryMetr
     },
     observeLeaseLost: (count) => leaseLost.inc(count),
     observeClaimed: (count) => claimed.inc(count),
+    readInFlightFrom: (read) => {
+      readInFlight = read;
+    },
   };
 }

@@ -99,6 +99,7 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
   // is free. The slots keep the process's deliveries within `concurrency`; at most
   // MAX_PASSES_ALIVE passes hold claims.
   const slots = createSlots(config.concurrency);
+  deps.metrics?.readInFlightFrom(() => slots.inUse);
   const alive = new Set<Promise<void>>();
   const startPass = () => new Promise<number | null>((handOff) => {
     const pass = (async () => {
