@@ -1,7 +1,7 @@
 // npm run bench:retry:hot-table — what a narrow queue table would buy (issue #6, the peer bar), and
 // where the wide table's cost is. The same raw claim/complete loop as bench:retry's "raw SQL"
 // contestant (claim 100 with lease and token, fenced completion that also inserts the attempt
-// rows) drains the same 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress
+// rows, each completion running alongside the next claim on a second connection) drains the same 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress
 // away) once per variant, each on a freshly migrated schema:
 //   wide              on dead_letters itself, as the engine does today: every status change
 //                     writes a new version of the whole row and an entry in each of its 17 indexes
@@ -64,16 +64,18 @@ interface Drained {
 
 const walStats = async () => (await pool.query<{ records: string; bytes: string }>(`select wal_records as records, wal_bytes as bytes from pg_stat_wal`)).rows[0]!;
 
-/** Claims and completes batches of 100 until none is left. */
+/** Claims and completes batches of 100 until none is left, each completion alongside the next claim. */
 async function drain(claimSql: string, completeSql: string): Promise<Drained> {
   let done = 0;
   const wal = await walStats();
   const started = performance.now();
+  let completing: Promise<number> | null = null;
   for (;;) {
     const claimed = await pool.query<{ id: string; lease_token: string }>(claimSql);
+    if (completing) done += await completing;
     if (!claimed.rowCount) break;
-    const completed = await pool.query<{ n: number }>(completeSql, [claimed.rows.map((c) => c.id), claimed.rows.map((c) => c.lease_token)]);
-    done += completed.rows[0]!.n;
+    completing = pool.query<{ n: number }>(completeSql, [claimed.rows.map((c) => c.id), claimed.rows.map((c) => c.lease_token)])
+      .then((r) => r.rows[0]!.n);
   }
   const seconds = (performance.now() - started) / 1000;
   if (done !== N) throw new Error(`drained ${done} of ${N}`);
