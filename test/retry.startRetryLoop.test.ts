@@ -113,6 +113,35 @@ describe('startRetryLoop', () => {
     for (const e of events) expect(await attemptsOf(t.db, e.id)).toEqual([expect.objectContaining({ attemptNumber: 1, outcome: 'SUCCEEDED' })]);
   });
 
+  it("holds a type's concurrency limit while passes overlap", async () => {
+    await setPolicy(t.db, 'order.placed', { concurrency: 2 });
+    for (let i = 0; i < 6; i++) await insertDeadLetter(t.db);
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let inFlight = 0;
+    let most = 0;
+    let twoStarted: () => void;
+    const running = new Promise<void>((resolve) => (twoStarted = resolve));
+    const loop = start(async () => {
+      most = Math.max(most, ++inFlight);
+      if (inFlight === 2) twoStarted();
+      await gate;
+      inFlight -= 1;
+      return ok;
+    });
+    await running;
+
+    // Eight slots are free, but a new pass finds the type at its limit.
+    const next = once(loop.events, 'passCompleted');
+    loop.poke();
+    expect((await next)[0]).toMatchObject({ claimed: 0 });
+    expect(await t.db.deadLetter.count({ where: { status: 'PROCESSING' } })).toBe(2);
+
+    release();
+    await passUntil(loop, async () => (await t.db.deadLetter.count({ where: { status: 'SUCCEEDED' } })) === 6);
+    expect(most).toBe(2);
+  });
+
   it('reports its busy delivery slots as lazarus_deliveries_in_flight', async () => {
     const metrics = createRetryMetrics(t.db);
     const inFlight = async () => Number((await metrics.registry.metrics()).match(/^lazarus_deliveries_in_flight (\S+)$/m)![1]);
