@@ -131,7 +131,7 @@ describe('startRetryLoop', () => {
     });
     await running;
 
-    // Eight slots are free, but a new pass finds the type at its limit.
+    // Two of the four slots are free, but a new pass finds the type at its limit.
     const next = once(loop.events, 'passCompleted');
     loop.poke();
     expect((await next)[0]).toMatchObject({ claimed: 0 });
