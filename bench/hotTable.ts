@@ -1,8 +1,7 @@
 // npm run bench:retry:hot-table — what a narrow queue table would buy (issue #6, the peer bar), and
-// where the wide table's cost is. The same raw claim/complete loop as bench:retry's "raw SQL"
-// contestant (claim 100 with lease and token, fenced completion that also inserts the attempt
-// rows, each completion running alongside the next claim on a second connection) drains the same 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress
-// away) once per variant, each on a freshly migrated schema:
+// where the wide table's cost is. bench:retry's "raw SQL" loop (bench/rawDrain.ts) drains the
+// same 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress away) once per
+// variant, each on a freshly migrated schema:
 //   wide              on dead_letters itself, as the engine does today: every status change
 //                     writes a new version of the whole row and an entry in each of its 17 indexes
 //   wide, no payload GIN        the same without dead_letters_payload_gin
@@ -23,6 +22,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
+import { completeSql, drainRaw, narrowClaim, WIDE_CLAIM } from './rawDrain.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -64,19 +64,11 @@ interface Drained {
 
 const walStats = async () => (await pool.query<{ records: string; bytes: string }>(`select wal_records as records, wal_bytes as bytes from pg_stat_wal`)).rows[0]!;
 
-/** Claims and completes batches of 100 until none is left, each completion alongside the next claim. */
-async function drain(claimSql: string, completeSql: string): Promise<Drained> {
-  let done = 0;
+/** Drains every event with the raw loop, timed, with the WAL it wrote. */
+async function drain(claimSql: string, completeStatement: string): Promise<Drained> {
   const wal = await walStats();
   const started = performance.now();
-  let completing: Promise<number> | null = null;
-  for (;;) {
-    const claimed = await pool.query<{ id: string; lease_token: string }>(claimSql);
-    if (completing) done += await completing;
-    if (!claimed.rowCount) break;
-    completing = pool.query<{ n: number }>(completeSql, [claimed.rows.map((c) => c.id), claimed.rows.map((c) => c.lease_token)])
-      .then((r) => r.rows[0]!.n);
-  }
+  const done = await drainRaw(pool, claimSql, completeStatement);
   const seconds = (performance.now() - started) / 1000;
   if (done !== N) throw new Error(`drained ${done} of ${N}`);
   const after = await walStats();
@@ -87,30 +79,8 @@ async function drain(claimSql: string, completeSql: string): Promise<Drained> {
   };
 }
 
-const complete = (table: string) => `
-  with done as (
-    update ${table} t set status = 'SUCCEEDED', next_attempt_at = null, lease_owner = null, lease_token = null, lease_expires_at = null
-      from unnest($1::bigint[], $2::uuid[]) as i(id, token)
-     where t.id = i.id and t.lease_token = i.token and t.status = 'PROCESSING'
-    returning t.id, t.attempts),
-  a as (insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, duration_ms, outcome)
-        select id, attempts, 'raw', 0, 'SUCCEEDED' from done)
-  select count(*)::int as n from done`;
-const LEASE = `status = 'PROCESSING', attempts = t.attempts + 1, lease_owner = 'raw', lease_token = gen_random_uuid(),
-               lease_expires_at = now() + interval '30 seconds'`;
-
-const drainWide = () => drain(`
-  with due as materialized (
-    select id from dead_letters where status = 'PENDING' and next_attempt_at <= now()
-     order by next_attempt_at, id limit 100 for update skip locked)
-  update dead_letters t set ${LEASE} from due where t.id = due.id returning t.id, t.lease_token, t.payload`, complete('dead_letters'));
-
-const drainNarrow = () => drain(`
-  with due as materialized (
-    select id from hot where status = 'PENDING' and event_type = 'bench.evt' and next_attempt_at <= now()
-     order by next_attempt_at, id limit 100 for update skip locked),
-  claimed as (update hot t set ${LEASE} from due where t.id = due.id returning t.id, t.lease_token)
-  select c.id, c.lease_token, d.payload from claimed c join dead_letters d on d.id = c.id`, complete('hot'));
+const drainWide = () => drain(WIDE_CLAIM, completeSql('dead_letters'));
+const drainNarrow = () => drain(narrowClaim('hot', 'bench.evt'), completeSql('hot'));
 
 // Everything on dead_letters but what the loop itself needs (the read side's indexes).
 const READ_SIDE_INDEXES = [

@@ -33,11 +33,11 @@ import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import type { RetryPassSummary } from '../src/retry/runRetryPass.ts';
 import { startRetryLoop } from '../src/retry/startRetryLoop.ts';
+import { BATCH, completeSql, drainRaw, WIDE_CLAIM } from './rawDrain.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
-const BATCH = 100;
 const CONCURRENCY = 10;
 const SEED_CHUNK = 1_000;
 const POLL_MS = 100;
@@ -142,37 +142,8 @@ try {
     return done;
   };
 
-  // The limit: the same writes (batched SKIP LOCKED claim with lease, fenced completion, attempt
-  // rows) as plain SQL with no engine around it, overlapped the same way: each batch's completion
-  // runs alongside the next batch's claim, on the pool's second connection.
-  const claim = () => pool.query<{ id: string; lease_token: string; attempts: number }>(`
-    with due as materialized (
-      select id from dead_letters where status = 'PENDING' and next_attempt_at <= now()
-       order by next_attempt_at, id limit $1 for update skip locked)
-    update dead_letters d set status = 'PROCESSING', attempts = d.attempts + 1, lease_owner = 'raw',
-           lease_token = gen_random_uuid(), lease_expires_at = now() + interval '30 seconds'
-      from due where d.id = due.id returning d.id, d.lease_token, d.attempts, d.payload`, [BATCH]);
-  const complete = async (claimed: Array<{ id: string; lease_token: string }>) => {
-    const r = await pool.query<{ n: number }>(`
-      with done as (
-        update dead_letters d set status = 'SUCCEEDED', next_attempt_at = null, lease_owner = null, lease_token = null, lease_expires_at = null
-          from unnest($1::bigint[], $2::uuid[]) as i(id, token)
-         where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING' returning d.id, d.attempts),
-      a as (insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, duration_ms, outcome)
-            select id, attempts, 'raw', 0, 'SUCCEEDED' from done)
-      select count(*)::int as n from done`, [claimed.map((c) => c.id), claimed.map((c) => c.lease_token)]);
-    return r.rows[0]!.n;
-  };
-  const raw = async () => {
-    let done = 0;
-    let completing: Promise<number> | null = null;
-    for (;;) {
-      const claimed = await claim();
-      if (completing) done += await completing;
-      if (claimed.rowCount === 0) return done;
-      completing = complete(claimed.rows);
-    }
-  };
+  // The limit: the same writes as plain SQL, with no engine around them (bench/rawDrain.ts).
+  const raw = () => drainRaw(pool, WIDE_CLAIM, completeSql('dead_letters'));
 
   // graphile-worker: its own pool (concurrency + 1 for the LISTEN connection, as in its performance
   // docs), migrated once up front so the timer covers starting the worker pool and the drain only.
