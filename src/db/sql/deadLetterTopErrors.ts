@@ -4,6 +4,7 @@
 // are read from dead_letters_error_signature_idx: one descent each. The first one is the sample.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { RollupPlan } from '../../domain/statsRollups.ts';
+import { signatureContributionsSql } from './rollupStatsCounts.ts';
 
 export interface TopErrorRow {
   signature: string;
@@ -13,19 +14,15 @@ export interface TopErrorRow {
   sampleId: bigint;
 }
 
-function countsFromRollups(plan: RollupPlan): Prisma.Sql {
-  const edges = plan.edges.map((edge) => Prisma.sql`union all select d.error_signature, 1::bigint from dead_letters d where ${edge}`);
-  return Prisma.sql`select r.error_signature as signature, r.count as n from dead_letter_signature_rollups r where ${plan.rollupWhere}
-    ${edges.length ? Prisma.join(edges, ' ') : Prisma.empty}`;
-}
-
 export function deadLetterTopErrorsSql(where: Prisma.Sql, limit: number, plan: RollupPlan | null): Prisma.Sql {
-  const counted = plan ? countsFromRollups(plan) : Prisma.sql`select d.error_signature as signature, count(*) as n from dead_letters d where ${where} group by 1`;
+  const counted = plan
+    ? signatureContributionsSql(plan)
+    : Prisma.sql`(select d.error_signature as signature, count(*) as n from dead_letters d where ${where} group by 1) r`;
   return Prisma.sql`
     with top as (
-      select x.signature, sum(x.n) as count from (${counted}) x
-       group by x.signature having sum(x.n) > 0
-       order by sum(x.n) desc, x.signature
+      select r.signature, sum(r.n) as count from ${counted}
+       group by r.signature having sum(r.n) > 0
+       order by sum(r.n) desc, r.signature
        limit ${limit})
     select t.signature, t.count::int as count, f.created_at as "firstSeen", l.created_at as "lastSeen", f.id as "sampleId"
       from top t
