@@ -4,7 +4,7 @@ import type { Prisma } from '../generated/prisma/client.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
-import { rollupPlan } from '../domain/statsRollups.ts';
+import { rollupPlan, type RollupPlan } from '../domain/statsRollups.ts';
 import { deadLetterColumnsSelected } from './selection.ts';
 import { readDeadLetterPage, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import { builder } from './builder.ts';
@@ -103,13 +103,18 @@ function pageSize(value: number | null | undefined, argument: string): number | 
 
 function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
   const count = async (sql: Prisma.Sql) => (await queryPg<{ count: number }>(db, sql))[0]!.count;
-  const plan = rollupPlan(filter);
+  // Made when a count is first asked for: most pages select none.
+  let plan: RollupPlan | null | undefined;
+  const planned = () => (plan === undefined ? (plan = rollupPlan(filter)) : plan);
   let total: Promise<number> | undefined; // one count for totalCount and boundedCount alike
-  const exactTotal = () => (total ??= count(plan ? rollupCountSql(plan) : deadLetterCountSql(where)));
+  const exactTotal = () => {
+    const p = planned();
+    return (total ??= count(p ? rollupCountSql(p) : deadLetterCountSql(where)));
+  };
   return {
     total: exactTotal,
     upTo: async (limit) => {
-      if (plan) return { count: await exactTotal(), exact: true };
+      if (planned()) return { count: await exactTotal(), exact: true };
       const n = await count(deadLetterCountUpToSql(where, limit));
       return n > limit ? { count: limit, exact: false } : { count: n, exact: true };
     },
