@@ -57,11 +57,10 @@ export function rollupPlan(filter: DeadLetterFilter): RollupPlan | null {
 }
 
 /**
- * The rollup plan over dead_letter_signature_rollups, which holds every dimension but status: null
- * when the filter names statuses (or the rollups cannot answer it at all). `plan` is the filter's
- * rollupPlan, when already made.
+ * The rollup plan over dead_letter_signature_rollups, which holds every dimension but status: the
+ * filter's rollupPlan `plan`, or null when the filter names statuses.
  */
-export function signatureRollupPlan(filter: DeadLetterFilter, plan = rollupPlan(filter)): RollupPlan | null {
+export function signatureRollupPlan(filter: DeadLetterFilter, plan: RollupPlan | null): RollupPlan | null {
   return filter.statuses === undefined ? plan : null;
 }
 
