@@ -40,3 +40,43 @@ describe('a page filtered by error text', () => {
     expect(await page('no such text', 4)).toEqual([]);
   });
 });
+
+describe('the matches of an error text (lazarus_error_text_matches)', () => {
+  it('come from the trigram indexes where PostgreSQL would scan the side table', async () => {
+    await t.handle.pool.query(`
+      insert into dead_letters (event_type, error_message, error_stack)
+      select 'e', case when g % 500 = 0 then 'checksum mismatch in batch ' || g else 'HTTP 503 from inventory ' || g end,
+             (select string_agg('    at frame' || i || ' (/app/h' || g || '.ts:' || i || ')', chr(10)) from generate_series(1, 20) i)
+        from generate_series(1, 5000) g`);
+    await t.handle.pool.query('analyze dead_letter_error_texts');
+    const client = await t.handle.pool.connect();
+    try {
+      await client.query('begin');
+      // Scans of the side table, and of its message index, by the query `run` makes. The counts
+      // include this connection's earlier transactions until it reports them (never inside a
+      // transaction), so only the difference says what the query did.
+      const count = async () => (await client.query<{ table: number; index: number }>(`
+        select pg_stat_get_xact_numscans('dead_letter_error_texts'::regclass)::int as table,
+               pg_stat_get_xact_numscans('dead_letter_error_texts_message_trgm'::regclass)::int as index`)).rows[0]!;
+      const scansBy = async (sql: string) => {
+        const before = await count();
+        const { rows } = await client.query<{ id: string }>(sql);
+        const after = await count();
+        return { ids: rows.map((r) => r.id), scans: { table: after.table - before.table, index: after.index - before.index } };
+      };
+      // The same query as plain SQL: at this size PostgreSQL reads every row of the side table.
+      const plain = await scansBy(`select t.dead_letter_id::text as id from dead_letter_error_texts t
+        where t.error_message ilike '%checksum mismatch%' or t.error_stack ilike '%checksum mismatch%' order by 1 limit 2000`);
+      expect(plain.ids).toHaveLength(10);
+      expect(plain.scans).toEqual({ table: 1, index: 0 });
+      const matches = await scansBy(`select m::text as id from lazarus_error_text_matches('%checksum mismatch%', 2000) m order by 1`);
+      expect(matches.ids).toEqual(plain.ids);
+      expect(matches.scans).toEqual({ table: 0, index: 1 });
+      // The cap holds.
+      expect((await client.query(`select * from lazarus_error_text_matches('%inventory%', 7)`)).rowCount).toBe(7);
+    } finally {
+      await client.query('rollback');
+      client.release();
+    }
+  });
+});

@@ -71,17 +71,13 @@ export function nestAtPath(path: readonly string[], value: unknown): unknown {
  */
 export type ErrorTextMode = 'index' | 'scan';
 
-/** Rows of `dead_letter_error_texts t` whose message or stack contains `text`. */
-export function errorTextsMatchingSql(text: string): Prisma.Sql {
-  const pattern = likeContains(text);
-  return Prisma.sql`select t.dead_letter_id from dead_letter_error_texts t
-                     where t.error_message ilike ${pattern} or t.error_stack ilike ${pattern}`;
-}
-
 /** The errorText condition alone, over `dead_letters d`. */
 export function errorTextSql(text: string, mode: ErrorTextMode): Prisma.Sql {
-  if (mode === 'index') return Prisma.sql`d.id in (${errorTextsMatchingSql(text)})`;
   const pattern = likeContains(text);
+  if (mode === 'index') {
+    return Prisma.sql`d.id in (select t.dead_letter_id from dead_letter_error_texts t
+                                where t.error_message ilike ${pattern} or t.error_stack ilike ${pattern})`;
+  }
   return Prisma.sql`(d.error_message ilike ${pattern} or d.error_stack ilike ${pattern})`;
 }
 
