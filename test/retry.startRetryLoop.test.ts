@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import type { Deliver } from '../src/retry/delivery.ts';
 import { createRetryMetrics } from '../src/retry/metrics.ts';
@@ -239,6 +239,38 @@ describe('createSlots', () => {
     expect(slots.inUse).toBe(1);
     slots.release();
     expect(slots.inUse).toBe(0);
+  });
+});
+
+describe('retention in the loop', () => {
+  it('purges beside the passes: a purge stuck on a row lock does not hold up the next claim', async () => {
+    const old = await insertDeadLetter(t.db, { status: 'RESOLVED', resolvedAt: new Date(Date.now() - 10 * 86_400_000) });
+    // Another transaction holds the old event's row: the purge's DELETE waits for it.
+    const holder = await t.handle.pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from dead_letters where id = $1 for update', [old.id.toString()]);
+      // The loop's first pass starts the one purge of this test (the next is a minute away).
+      const loop = start(async () => ok, {}, { retentionMs: 7 * 86_400_000, retentionIntervalMs: 60_000 });
+      const purged = once(loop.events, 'purged');
+      const waitingPurges = async () => (await t.handle.pool.query(`select 1 from pg_stat_activity
+        where datname = current_database() and wait_event_type = 'Lock' and query ilike '%delete from dead_letters%'`)).rowCount;
+      await vi.waitFor(async () => expect(await waitingPurges()).toBe(1), { timeout: 10_000, interval: 20 });
+
+      // While the purge waits, new events are claimed and delivered: the purge is still waiting
+      // when the event has succeeded (a loop that waited for it would deliver nothing until the
+      // purge's statement timed out).
+      const event = await insertDeadLetter(t.db);
+      await passUntil(loop, async () => (await statusOf(t.db, event.id)).status === 'SUCCEEDED');
+      expect(await waitingPurges()).toBe(1);
+
+      await holder.query('commit');
+      expect(await purged).toEqual([1]);
+      expect(await t.db.deadLetter.findUnique({ where: { id: old.id } })).toBeNull();
+    } finally {
+      await holder.query('rollback').catch(() => {});
+      holder.release();
+    }
   });
 });
 
