@@ -2,6 +2,7 @@ import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterF
 import { queryPg, type Db } from '../db/createDb.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
+import { readOrderedPage } from '../db/sql/orderedPage.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan, type RollupPlan } from '../domain/statsRollups.ts';
@@ -34,6 +35,8 @@ const BoundedCountRef = builder.objectRef<BoundedCount>('BoundedCount').implemen
 interface Counts {
   total(): Promise<number>;
   upTo(limit: number): Promise<BoundedCount>;
+  /** Counts the total when the rollups answer it (cheap); null when they cannot. */
+  fromRollups(): (() => Promise<number>) | null;
 }
 
 const ORDER_FIELDS = ['CREATED_AT', 'UPDATED_AT', 'NEXT_ATTEMPT_AT', 'ATTEMPTS'] as const satisfies readonly DeadLetterOrderField[];
@@ -113,6 +116,7 @@ function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
   };
   return {
     total: exactTotal,
+    fromRollups: () => (planned() ? exactTotal : null),
     upTo: async (limit) => {
       if (planned()) return { count: await exactTotal(), exact: true };
       const n = await count(deadLetterCountUpToSql(where, limit));
@@ -145,9 +149,15 @@ builder.queryFields((t) => ({
           field: order.field, descending: order.descending !== backward, after, limit: limit + 1, columns: deadLetterColumnsSelected(info),
         };
         const { errorText } = filter;
-        const rows = errorText === undefined
-          ? await readDeadLetterPage(ctx.db, { ...scan, where })
-          : await readErrorTextPage(ctx.db, { ...filter, errorText }, scan);
+        const counts = countsOf(ctx.db, filter, where);
+        // In created order, indexes on (column, created_at) serve each filter; other orders have
+        // only their own index, where a filter's matches may sit late (see orderedPage.ts).
+        const filtered = Object.values(filter).some((v) => v !== undefined);
+        const rows = errorText !== undefined
+          ? await readErrorTextPage(ctx.db, { ...filter, errorText }, scan)
+          : filtered && order.field !== 'CREATED_AT'
+            ? await readOrderedPage(ctx.db, { ...scan, where }, counts.fromRollups())
+            : await readDeadLetterPage(ctx.db, { ...scan, where });
         const more = rows.length > limit;
         const page = rows.slice(0, limit);
         if (backward) page.reverse();
@@ -162,7 +172,7 @@ builder.queryFields((t) => ({
             hasNextPage: backward ? cursor != null : more,
             hasPreviousPage: backward ? more : cursor != null,
           },
-          counts: countsOf(ctx.db, filter, where),
+          counts,
         };
       },
     },

@@ -36,6 +36,12 @@ export interface PageQuery {
    */
   window?: { rows: number; match: Prisma.Sql };
   /**
+   * Collect at most `cap` + 1 matches as (id, sort key) alone, keep the page's worth in order, and
+   * read only those rows: for a filter whose matches are few but sit late in the order. Each row
+   * then also carries `matched`, the matches collected; above `cap` the page is incomplete.
+   */
+  collect?: { cap: number };
+  /**
    * Which columns to read, besides id and the sort key; the rows lack the others. Default: all.
    * Reading only what the page shows is most of the statement's cost at 50 rows: each text and
    * timestamp value is decoded in JS (the full row took 0.40 ms a page, 7 columns 0.24 ms).
@@ -95,6 +101,14 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
     ? Prisma.sql`(${expr}, d.id) ${Prisma.raw(q.descending ? '<' : '>')} (${q.after.key}::${Prisma.raw(key.cast)}, ${q.after.id.toString()}::bigint)`
     : Prisma.sql`true`;
   const order = Prisma.sql`order by ${expr} ${dir}, d.id ${dir}`;
+  if (q.collect) {
+    return Prisma.sql`
+      with m as materialized (select d.id, ${expr} as k from dead_letters d where (${q.where}) and ${past} limit ${q.collect.cap + 1}),
+           top as (select m.id from m order by m.k ${dir}, m.id ${dir} limit ${q.limit})
+      select ${Prisma.raw(selectList(q.columns))}, (${expr})::text as "sortKey", (select count(*) from m)::int as "matched"
+        from dead_letters d join top on top.id = d.id
+       ${order}`;
+  }
   const head = q.materialize ? Prisma.sql`with m as materialized (select * from dead_letters d where ${q.where})` : Prisma.empty;
   const from = q.materialize
     ? Prisma.sql`(select * from m) d where ${past}`
@@ -108,8 +122,16 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
      limit ${q.limit}`;
 }
 
+const toPageRow = (row: Record<string, unknown>) => toBigInts<DeadLetterPageRow>(row, ['id', 'orderingSeq', 'changeId']);
+
 /** One page, on pg directly: the API's most frequent query, where Prisma's result decoding showed. */
 export async function readDeadLetterPage(db: Db, q: PageQuery): Promise<DeadLetterPageRow[]> {
-  const rows = await queryPg(db, deadLetterPageSql(q));
-  return rows.map((row) => toBigInts<DeadLetterPageRow>(row, ['id', 'orderingSeq', 'changeId']));
+  return (await queryPg(db, deadLetterPageSql(q))).map(toPageRow);
+}
+
+/** The page `collect` finds (see PageQuery), or null when more than `cap` rows match. */
+export async function readCollectedPage(db: Db, q: PageQuery, cap: number): Promise<DeadLetterPageRow[] | null> {
+  const rows = await queryPg<{ matched: number }>(db, deadLetterPageSql({ ...q, collect: { cap } }));
+  if (rows.length > 0 && rows[0]!.matched > cap) return null;
+  return rows.map(({ matched: _, ...row }) => toPageRow(row));
 }
