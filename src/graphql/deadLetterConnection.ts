@@ -152,7 +152,7 @@ builder.queryFields((t) => ({
         const counts = countsOf(ctx.db, filter, where);
         // In created order, indexes on (column, created_at) serve each filter; other orders have
         // only their own index, where a filter's matches may sit late (see orderedPage.ts).
-        const filtered = Object.values(filter).some((v) => v !== undefined);
+        const filtered = Object.keys(filter).length > 0;
         const rows = errorText !== undefined
           ? await readErrorTextPage(ctx.db, { ...filter, errorText }, scan)
           : filtered && order.field !== 'CREATED_AT'
