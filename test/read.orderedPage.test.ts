@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { Prisma } from '../src/generated/prisma/client.ts';
 import { readCollectedPage, readDeadLetterPage, type PageQuery } from '../src/db/sql/deadLetterPage.ts';
 import { readOrderedPage } from '../src/db/sql/orderedPage.ts';
+import { deadLetterWhereSql } from '../src/domain/deadLetterFilter.ts';
+import type { DeadLetterStatus } from '../src/generated/prisma/client.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 
@@ -9,7 +10,7 @@ const t = useTestDatabase();
 // A small window and cap, so a handful of rows puts each filter in a different step.
 const SEARCH = { window: 5, cap: 4 };
 const byAttemptsDesc = { field: 'ATTEMPTS' as const, descending: true, after: null };
-const status = (s: string) => Prisma.sql`d.status = ${s}::"DeadLetterStatus"`;
+const status = (s: DeadLetterStatus) => deadLetterWhereSql({ statuses: [s] });
 
 // In ATTEMPTS DESC order: 10 PENDING (attempts 30..21), 6 DISCARDED (20..15), 3 EXHAUSTED (5..3).
 async function seed() {
@@ -22,11 +23,11 @@ describe('a page in an order other than created', () => {
   it('gives the rows PostgreSQL’s own plan gives, whichever step finds them, and keeps the cursor', async () => {
     await seed();
     let counted = 0;
-    const countOf = (s: string) => async () => {
+    const countOf = (s: DeadLetterStatus) => async () => {
       counted += 1;
-      return t.db.deadLetter.count({ where: { status: s as 'PENDING' } });
+      return t.db.deadLetter.count({ where: { status: s } });
     };
-    const both = async (s: string, limit: number, after: PageQuery['after'] = null, count: (() => Promise<number>) | null = countOf(s)) => {
+    const both = async (s: DeadLetterStatus, limit: number, after: PageQuery['after'] = null, count: (() => Promise<number>) | null = countOf(s)) => {
       const page = { ...byAttemptsDesc, where: status(s), limit, after };
       const ordered = await readOrderedPage(t.db, page, count, SEARCH);
       const plain = await readDeadLetterPage(t.db, page);
