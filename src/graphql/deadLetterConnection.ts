@@ -7,7 +7,7 @@ import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetter
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan, type RollupPlan } from '../domain/statsRollups.ts';
 import { deadLetterColumnsSelected } from './selection.ts';
-import { readDeadLetterPage, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
+import { readDeadLetterPage, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import { builder } from './builder.ts';
 import { DeadLetterRef } from './deadLetter.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
@@ -18,7 +18,7 @@ const MAX_PAGE_SIZE = 500;
 const DEFAULT_COUNT_LIMIT = 10_000;
 const MAX_COUNT_LIMIT = 100_000;
 
-interface BoundedCount {
+export interface BoundedCount {
   count: number;
   exact: boolean;
 }
@@ -32,7 +32,7 @@ const BoundedCountRef = builder.objectRef<BoundedCount>('BoundedCount').implemen
 });
 
 /** What the connection's count fields read: the page's filter, counted when asked. */
-interface Counts {
+export interface Counts {
   total(): Promise<number>;
   upTo(limit: number): Promise<BoundedCount>;
   /** Counts the total when the rollups answer it (cheap); null when they cannot. */
@@ -68,7 +68,7 @@ function encodeCursor(order: Order, row: DeadLetterPageRow): string {
 
 // An edge encodes its cursor when asked: most pages are read without them (50 cursors were
 // ~30 us of a page's resolve).
-class Edge {
+export class Edge {
   readonly #order: Order;
   readonly node: DeadLetterPageRow;
 
@@ -98,6 +98,17 @@ function decodeCursor(cursor: string, order: Order, argument: string): { key: st
   return { key, id: BigInt(id) };
 }
 
+/** boundedCount's limit, when it is one. */
+export function countLimit(limit: number): number {
+  if (limit < 1 || limit > MAX_COUNT_LIMIT) throw badUserInput(`limit must be between 1 and ${MAX_COUNT_LIMIT}`, { argument: 'limit' });
+  return limit;
+}
+
+/** boundedCount's answer; its limit is checked before anything is counted. */
+export function countUpTo(counts: Counts, limit: number): Promise<BoundedCount> {
+  return counts.upTo(countLimit(limit));
+}
+
 function pageSize(value: number | null | undefined, argument: string): number | undefined {
   if (value == null) return undefined;
   if (value <= 0 || value > MAX_PAGE_SIZE) throw badUserInput(`${argument} must be between 1 and ${MAX_PAGE_SIZE}`, { argument });
@@ -125,6 +136,65 @@ function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
   };
 }
 
+export interface DeadLetterConnectionArgs {
+  filter?: Parameters<typeof parseDeadLetterFilter>[0];
+  orderBy?: { field: DeadLetterOrderField; direction: 'ASC' | 'DESC' } | null;
+  first?: number | null;
+  last?: number | null;
+  after?: string | null;
+  before?: string | null;
+}
+
+export interface DeadLetterConnectionPage {
+  edges: Edge[];
+  pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
+  counts: Counts;
+}
+
+/**
+ * One page of `deadLetters` as its resolver returns it, reading only `columns` of each row: also
+ * what useDirectPages serves pages from, so both paths answer from the same rows.
+ */
+export async function readDeadLetterConnection(db: Db, args: DeadLetterConnectionArgs, columns: ReadonlySet<DeadLetterColumn>): Promise<DeadLetterConnectionPage> {
+  if (args.first != null && args.last != null) throw badUserInput('give first or last, not both', { argument: 'first' });
+  const first = pageSize(args.first, 'first');
+  const last = pageSize(args.last, 'last');
+  const order: Order = { field: args.orderBy?.field ?? 'CREATED_AT', descending: (args.orderBy?.direction ?? 'DESC') === 'DESC' };
+  const filter = parseDeadLetterFilter(args.filter);
+  const where = deadLetterWhereSql(filter);
+  const backward = last !== undefined || (first === undefined && args.before != null);
+  const limit = (backward ? last : first) ?? DEFAULT_PAGE_SIZE;
+  const cursor = backward ? args.before : args.after;
+  const after = cursor != null ? decodeCursor(cursor, order, backward ? 'before' : 'after') : null;
+  const scan = { field: order.field, descending: order.descending !== backward, after, limit: limit + 1, columns };
+  const { errorText } = filter;
+  const counts = countsOf(db, filter, where);
+  // In created order, indexes on (column, created_at) serve each filter; other orders have
+  // only their own index, where a filter's matches may sit late (see orderedPage.ts).
+  const filtered = Object.keys(filter).length > 0;
+  const rows = errorText !== undefined
+    ? await readErrorTextPage(db, { ...filter, errorText }, scan)
+    : filtered && order.field !== 'CREATED_AT'
+      ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
+      : await readDeadLetterPage(db, { ...scan, where });
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  if (backward) page.reverse();
+  const edges = page.map((row) => new Edge(order, row));
+  return {
+    edges,
+    pageInfo: {
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+      // Per the Relay spec, the far side is only reported when cheap: a cursor on it means
+      // there was at least the row it names.
+      hasNextPage: backward ? cursor != null : more,
+      hasPreviousPage: backward ? more : cursor != null,
+    },
+    counts,
+  };
+}
+
 builder.queryFields((t) => ({
   deadLetters: t.connection(
     {
@@ -134,47 +204,7 @@ builder.queryFields((t) => ({
         filter: t.arg({ type: DeadLetterFilterInput }),
         orderBy: t.arg({ type: DeadLetterOrderInput, description: 'Defaults to CREATED_AT DESC.' }),
       },
-      resolve: async (_root, args, ctx, info) => {
-        if (args.first != null && args.last != null) throw badUserInput('give first or last, not both', { argument: 'first' });
-        const first = pageSize(args.first, 'first');
-        const last = pageSize(args.last, 'last');
-        const order: Order = { field: args.orderBy?.field ?? 'CREATED_AT', descending: (args.orderBy?.direction ?? 'DESC') === 'DESC' };
-        const filter = parseDeadLetterFilter(args.filter);
-        const where = deadLetterWhereSql(filter);
-        const backward = last !== undefined || (first === undefined && args.before != null);
-        const limit = (backward ? last : first) ?? DEFAULT_PAGE_SIZE;
-        const cursor = backward ? args.before : args.after;
-        const after = cursor != null ? decodeCursor(cursor, order, backward ? 'before' : 'after') : null;
-        const scan = {
-          field: order.field, descending: order.descending !== backward, after, limit: limit + 1, columns: deadLetterColumnsSelected(info),
-        };
-        const { errorText } = filter;
-        const counts = countsOf(ctx.db, filter, where);
-        // In created order, indexes on (column, created_at) serve each filter; other orders have
-        // only their own index, where a filter's matches may sit late (see orderedPage.ts).
-        const filtered = Object.keys(filter).length > 0;
-        const rows = errorText !== undefined
-          ? await readErrorTextPage(ctx.db, { ...filter, errorText }, scan)
-          : filtered && order.field !== 'CREATED_AT'
-            ? await readOrderedPage(ctx.db, { ...scan, where }, counts.fromRollups())
-            : await readDeadLetterPage(ctx.db, { ...scan, where });
-        const more = rows.length > limit;
-        const page = rows.slice(0, limit);
-        if (backward) page.reverse();
-        const edges = page.map((row) => new Edge(order, row));
-        return {
-          edges,
-          pageInfo: {
-            startCursor: edges[0]?.cursor ?? null,
-            endCursor: edges.at(-1)?.cursor ?? null,
-            // Per the Relay spec, the far side is only reported when cheap: a cursor on it means
-            // there was at least the row it names.
-            hasNextPage: backward ? cursor != null : more,
-            hasPreviousPage: backward ? more : cursor != null,
-          },
-          counts,
-        };
-      },
+      resolve: (_root, args, ctx, info) => readDeadLetterConnection(ctx.db, args, deadLetterColumnsSelected(info)),
     },
     {
       name: 'DeadLetterConnection',
@@ -182,16 +212,13 @@ builder.queryFields((t) => ({
         totalCount: c.int({
           description:
             'Rows matching the filter (all pages). Counted only when selected: summed from the hourly rollups when the filter uses only statuses, eventTypes, queues, errorKinds and createdAt (partial hours at the range ends are counted from the table), otherwise an exact count(*), which reads every matching row: see boundedCount.',
-          resolve: (conn) => (conn as unknown as { counts: Counts }).counts.total(),
+          resolve: (conn) => (conn as unknown as DeadLetterConnectionPage).counts.total(),
         }),
         boundedCount: c.field({
           type: BoundedCountRef,
           description: `Rows matching the filter, counted up to \`limit\` (default ${DEFAULT_COUNT_LIMIT.toLocaleString('en')}, at most ${MAX_COUNT_LIMIT.toLocaleString('en')}) for filters the rollups cannot answer (error text, payload, sources…), so its cost stays bounded however many rows match. Exact (from the rollups) whenever totalCount would come from them.`,
           args: { limit: c.arg.int({ required: true, defaultValue: DEFAULT_COUNT_LIMIT }) },
-          resolve: (conn, args) => {
-            if (args.limit < 1 || args.limit > MAX_COUNT_LIMIT) throw badUserInput(`limit must be between 1 and ${MAX_COUNT_LIMIT}`, { argument: 'limit' });
-            return (conn as unknown as { counts: Counts }).counts.upTo(args.limit);
-          },
+          resolve: (conn, args) => countUpTo((conn as unknown as DeadLetterConnectionPage).counts, args.limit),
         }),
       }),
     },

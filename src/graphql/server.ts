@@ -14,6 +14,7 @@ import { EXAMPLE_OPERATIONS } from './examples.ts';
 import { useMutationRateLimit } from './rateLimit.ts';
 import { useInputErrorCodes } from './inputErrorCodes.ts';
 import { useCompiledQueries } from './useCompiledQueries.ts';
+import { useDirectPages, type DirectPagesOptions } from './useDirectPages.ts';
 import { schema } from './schema.ts';
 import { createSseFanOut } from './sseFanOut.ts';
 import { useSharedSseFrames } from './useSharedSseFrames.ts';
@@ -34,6 +35,8 @@ export interface GraphQLServerDeps {
   writeConfig?: WriteConfig;
   /** The change feed behind subscriptions; without it subscribing fails with SERVICE_UNAVAILABLE. */
   live?: LiveFeed;
+  /** Pages of deadLetters written without the executor (useDirectPages.ts); false turns that off. */
+  directPages?: false | DirectPagesOptions;
 }
 
 export type GraphQLServer = YogaServerInstance<Record<string, never>, GraphQLContext>;
@@ -104,6 +107,8 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
       useHttpAuthStatus(deps.authenticate),
       useInputErrorCodes(),
       useCompiledQueries(),
+      // After useCompiledQueries: what it does not answer runs compiled, as before.
+      ...(deps.directPages === false ? [] : [useDirectPages(schema, deps.directPages)]),
       useSharedSubscriptionResults(fanOut),
       useSharedSseFrames(fanOut),
     ],

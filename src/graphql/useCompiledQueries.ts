@@ -48,7 +48,7 @@ export function useCompiledQueries(): Plugin {
   };
 }
 
-function hasDirectives(document: DocumentNode): boolean {
+export function hasDirectives(document: DocumentNode): boolean {
   let found = false;
   visit(document, {
     Directive() {

@@ -1,0 +1,358 @@
+// The dashboard's most frequent request, a page of `deadLetters`, answered without the GraphQL
+// executor: the page's rows are read as the resolver reads them (readDeadLetterConnection) and
+// written straight into the response's JSON text. For bench:read's 50-row pages the executor,
+// even compiled by graphql-jit, and the serialisation of its result took about as long as the
+// page's own SQL statement (docs/benchmarks.md, session 8).
+//
+// Answers must not change, byte for byte (test/graphql.directPages.test.ts compares both paths),
+// so only what can be written the same way is served here; everything else runs as before:
+// - an operation whose only root field is `deadLetters`, with no fragments, no directives and no
+//   response key twice in one selection;
+// - fields of the connection, its edges and page info, and the dead letter's own columns and
+//   `error` (not `deliveryAttempts`, `history` or `timeline`, which read other tables);
+// - a caller with the viewer role, and variables and arguments that coerce.
+// Until the first statement runs, any error hands the request to the executor, which reports it as
+// it always has. Once a statement has run, an error is reported here at the field that failed, in
+// the executor's shape, rather than running the statement again.
+import {
+  GraphQLError,
+  getArgumentValues,
+  getNamedType,
+  getOperationAST,
+  getVariableValues,
+  isEnumType,
+  isLeafType,
+  isNonNullType,
+  locatedError,
+  type DocumentNode,
+  type ExecutionArgs,
+  type ExecutionResult,
+  type FieldNode,
+  type GraphQLField,
+  type GraphQLLeafType,
+  type GraphQLObjectType,
+  type GraphQLSchema,
+  type SelectionSetNode,
+} from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { hasRole } from '../auth/principal.ts';
+import type { DeadLetterColumn, DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
+import type { GraphQLContext } from './builder.ts';
+import {
+  countLimit,
+  countUpTo,
+  readDeadLetterConnection,
+  type BoundedCount,
+  type DeadLetterConnectionArgs,
+  type DeadLetterConnectionPage,
+  type Edge,
+} from './deadLetterConnection.ts';
+import { DEAD_LETTER_FIELD_COLUMNS } from './selection.ts';
+import { hasDirectives } from './useCompiledQueries.ts';
+
+/** Writes one value (a row, an edge, a page) as JSON text; throws when the executor would fail. */
+type Write<T> = (source: T) => string;
+
+/** What a page's count fields answered, by response key, read before anything is written. */
+interface Answered {
+  page: DeadLetterConnectionPage;
+  counts: Map<string, number | BoundedCount>;
+}
+
+interface CountField {
+  key: string;
+  node: FieldNode;
+  /** boundedCount's limit; totalCount has none. */
+  limit?: number;
+}
+
+/** An operation this file answers, planned once per document. */
+interface Plan {
+  field: FieldNode;
+  /** The response key of `deadLetters`. */
+  key: string;
+  /** Coerces the variables and arguments of one request; throws what the executor would report. */
+  prepare: (variables: Record<string, unknown>) => Prepared;
+}
+
+interface Prepared {
+  args: DeadLetterConnectionArgs;
+  columns: ReadonlySet<DeadLetterColumn>;
+  counts: CountField[];
+  write: Write<Answered>;
+}
+
+/** Thrown while planning: this operation is left to the executor. */
+class Unsupported extends Error {}
+
+// How the dead letter's fields read a page row: the resolvers of deadLetter.ts, without Pothos.
+const ROW_VALUES: Record<string, (row: DeadLetterPageRow) => unknown> = {
+  id: (d) => d.id.toString(),
+  orderingSeq: (d) => d.orderingSeq?.toString() ?? null,
+  maxAttemptsOverride: (d) => d.maxAttempts,
+};
+const ERROR_OF = (d: DeadLetterPageRow) => ({ kind: d.errorKind, message: d.errorMessage, stack: d.errorStack });
+
+export interface DirectPagesOptions {
+  /** Called once for each request answered here (tests). */
+  onServed?: () => void;
+}
+
+export function useDirectPages(schema: GraphQLSchema, options: DirectPagesOptions = {}): Plugin {
+  const plans = new WeakMap<DocumentNode, Map<string, Plan | null>>();
+  const planOf = (document: DocumentNode, operationName: string | null | undefined): Plan | null => {
+    let byName = plans.get(document);
+    if (!byName) plans.set(document, (byName = new Map()));
+    const name = operationName ?? '';
+    let plan = byName.get(name);
+    if (plan === undefined) {
+      try {
+        plan = planOperation(schema, document, operationName);
+      } catch (error) {
+        if (!(error instanceof Unsupported)) throw error;
+        plan = null;
+      }
+      byName.set(name, plan);
+    }
+    return plan;
+  };
+  return {
+    onExecute({ args, executeFn, setExecuteFn }) {
+      const plan = planOf(args.document, args.operationName);
+      if (!plan) return;
+      const fallback = executeFn;
+      setExecuteFn(async (execution: ExecutionArgs) => {
+        const ctx = execution.contextValue as GraphQLContext;
+        let prepared: Prepared;
+        try {
+          if (!hasRole(ctx.principal, 'viewer')) throw new Unsupported('not a viewer');
+          prepared = plan.prepare(execution.variableValues ?? {});
+        } catch {
+          return fallback(execution);
+        }
+        const result = await answer(ctx, plan, prepared);
+        if (result === null) return fallback(execution);
+        if ('text' in result) options.onServed?.();
+        return 'text' in result ? textResult(result.text) : result.failed;
+      });
+    },
+  };
+}
+
+/** The response's text, or the error where a statement failed; null leaves it to the executor. */
+async function answer(ctx: GraphQLContext, plan: Plan, prepared: Prepared): Promise<{ text: string } | { failed: ExecutionResult } | null> {
+  const failed = (error: unknown, node: FieldNode, path: string[]) => ({
+    failed: { errors: [locatedError(error, [node], path)], data: null },
+  });
+  let page: DeadLetterConnectionPage;
+  try {
+    page = await readDeadLetterConnection(ctx.db, prepared.args, prepared.columns);
+  } catch (error) {
+    return failed(error, plan.field, [plan.key]);
+  }
+  const counts = new Map<string, number | BoundedCount>();
+  for (const count of prepared.counts) {
+    try {
+      counts.set(count.key, await (count.limit === undefined ? page.counts.total() : countUpTo(page.counts, count.limit)));
+    } catch (error) {
+      return failed(error, count.node, [plan.key, count.key]);
+    }
+  }
+  let text: string;
+  try {
+    text = prepared.write({ page, counts });
+  } catch {
+    // A value the schema cannot represent (a null where it promises none): the executor says where.
+    return null;
+  }
+  return { text: `{"data":{${JSON.stringify(plan.key)}:${text}}}` };
+}
+
+// Yoga writes a result through its own `stringify` when it has one; anything else that reads the
+// result (another result processor, a plugin) gets `data` parsed from the same text.
+function textResult(text: string): ExecutionResult {
+  let data: ExecutionResult['data'];
+  const result = { stringify: () => text };
+  return Object.defineProperty(result, 'data', {
+    enumerable: true,
+    get: () => (data ??= (JSON.parse(text) as ExecutionResult).data),
+  }) as ExecutionResult;
+}
+
+export function planOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Plan {
+  const operation = getOperationAST(document, operationName);
+  if (operation?.operation !== 'query') throw new Unsupported('not a query');
+  if (document.definitions.some((d) => d.kind === 'FragmentDefinition') || hasDirectives(document)) throw new Unsupported('fragments or directives');
+  const [field, ...others] = operation.selectionSet.selections;
+  if (!field || others.length > 0 || field.kind !== 'Field' || field.name.value !== 'deadLetters') throw new Unsupported('not deadLetters alone');
+  const query = schema.getQueryType()!;
+  const fieldDef = query.getFields()['deadLetters']!;
+  const connection = getNamedType(fieldDef.type) as GraphQLObjectType;
+  const counts: Omit<CountField, 'limit'>[] = [];
+  const columns = new Set<DeadLetterColumn>();
+  const write = connectionWriter(connection, field.selectionSet, counts, columns);
+  const boundedDef = connection.getFields()['boundedCount']!;
+  const variableDefinitions = operation.variableDefinitions ?? [];
+  return {
+    field,
+    key: field.alias?.value ?? field.name.value,
+    prepare: (raw) => {
+      let variables: Record<string, unknown> = {};
+      if (variableDefinitions.length > 0) {
+        const coerced = getVariableValues(schema, variableDefinitions, raw, { maxErrors: 1 });
+        if (coerced.errors) throw coerced.errors[0]!;
+        variables = coerced.coerced;
+      }
+      // The executor checks boundedCount's limit after reading the page; a bad one is its to report.
+      const withLimits = counts.map((count) =>
+        count.node.name.value === 'boundedCount' ? { ...count, limit: countLimit(getArgumentValues(boundedDef, count.node, variables)['limit'] as number) } : count,
+      );
+      return { args: getArgumentValues(fieldDef, field, variables) as DeadLetterConnectionArgs, columns, counts: withLimits, write };
+    },
+  };
+}
+
+/** Each field of a selection by response key, refusing what this file does not write. */
+function fieldsOf(set: SelectionSetNode | undefined): FieldNode[] {
+  if (!set) throw new Unsupported('no selection');
+  const keys = new Set<string>();
+  return set.selections.map((selection) => {
+    if (selection.kind !== 'Field') throw new Unsupported('fragment');
+    const key = selection.alias?.value ?? selection.name.value;
+    if (keys.has(key)) throw new Unsupported('a response key twice');
+    keys.add(key);
+    return selection;
+  });
+}
+
+function objectWriter<T>(type: GraphQLObjectType, set: SelectionSetNode | undefined, entry: (node: FieldNode, def: GraphQLField<unknown, unknown>) => Write<T>): Write<T> {
+  const fields = fieldsOf(set).map((node): [string, Write<T>] => {
+    const key = node.alias?.value ?? node.name.value;
+    if (node.name.value === '__typename') {
+      const name = JSON.stringify(type.name);
+      return [key, () => name];
+    }
+    const def = type.getFields()[node.name.value];
+    if (!def) throw new Unsupported('unknown field');
+    return [key, entry(node, def)];
+  });
+  const prefixes = fields.map(([key], i) => `${i === 0 ? '{' : ','}${JSON.stringify(key)}:`);
+  const writes = fields.map(([, write]) => write);
+  return (source) => {
+    let out = '';
+    for (let i = 0; i < writes.length; i++) out += prefixes[i]! + writes[i]!(source);
+    return `${out}}`;
+  };
+}
+
+function noArguments(node: FieldNode): void {
+  if (node.arguments?.length) throw new Unsupported('arguments');
+}
+
+/** A leaf as the executor completes it: the type's serialize, then null checks. */
+function leafWriter<T>(def: GraphQLField<unknown, unknown>, node: FieldNode, read: (source: T) => unknown): Write<T> {
+  noArguments(node);
+  const type = getNamedType(def.type);
+  if (!isLeafType(type) || node.selectionSet) throw new Unsupported('not a leaf');
+  const write = valueWriter(type);
+  const nonNull = isNonNullType(def.type);
+  return (source) => {
+    const value = read(source);
+    if (value == null) {
+      if (nonNull) throw new GraphQLError(`null for non-null ${def.name}`);
+      return 'null';
+    }
+    return write(value);
+  };
+}
+
+// What serialize returns for the values pages hold, without its checks: a string for String and
+// ID, an int32 for Int, a boolean, a valid Date for DateTime (as DateTimeAsString writes it), an
+// enum's own name. Anything else goes through serialize.
+const isInt32 = (value: unknown): value is number => typeof value === 'number' && (value | 0) === value;
+function valueWriter(type: GraphQLLeafType): (value: unknown) => string {
+  const serialized = (value: unknown) => {
+    const out = type.serialize(value);
+    if (out == null) throw new GraphQLError(`${type.name} serialised to null`);
+    return JSON.stringify(out);
+  };
+  if (isEnumType(type)) {
+    const names = new Map(type.getValues().map((v) => [v.value, JSON.stringify(v.name)]));
+    return (value) => names.get(value) ?? serialized(value);
+  }
+  switch (type.name) {
+    case 'String':
+    case 'ID':
+      return (value) => (typeof value === 'string' ? JSON.stringify(value) : serialized(value));
+    case 'Int':
+      return (value) => (isInt32(value) ? String(value) : serialized(value));
+    case 'Boolean':
+      return (value) => (value === true ? 'true' : value === false ? 'false' : serialized(value));
+    case 'DateTime':
+      return (value) => (value instanceof Date && !Number.isNaN(value.getTime()) ? `"${value.toISOString()}"` : serialized(value));
+    default:
+      return serialized;
+  }
+}
+
+function connectionWriter(type: GraphQLObjectType, set: SelectionSetNode | undefined, counts: Omit<CountField, 'limit'>[], columns: Set<DeadLetterColumn>): Write<Answered> {
+  return objectWriter<Answered>(type, set, (node, def) => {
+    const key = node.alias?.value ?? node.name.value;
+    switch (node.name.value) {
+      case 'totalCount':
+        noArguments(node);
+        counts.push({ key, node });
+        return leafWriter(def, node, (a) => a.counts.get(key));
+      case 'boundedCount': {
+        counts.push({ key, node });
+        const bounded = getNamedType(def.type) as GraphQLObjectType;
+        const write = objectWriter<BoundedCount>(bounded, node.selectionSet, (n, d) => leafWriter(d, n, (b) => b[n.name.value as keyof BoundedCount]));
+        return (a) => write(a.counts.get(key) as BoundedCount);
+      }
+      case 'pageInfo': {
+        noArguments(node);
+        type PageInfo = DeadLetterConnectionPage['pageInfo'];
+        const write = objectWriter<PageInfo>(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, (n, d) => leafWriter(d, n, (p) => p[n.name.value as keyof PageInfo]));
+        return (a) => write(a.page.pageInfo);
+      }
+      case 'edges': {
+        noArguments(node);
+        const write = edgeWriter(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, columns);
+        return (a) => `[${a.page.edges.map(write).join(',')}]`;
+      }
+      default:
+        throw new Unsupported(`connection field ${node.name.value}`);
+    }
+  });
+}
+
+function edgeWriter(type: GraphQLObjectType, set: SelectionSetNode | undefined, columns: Set<DeadLetterColumn>): Write<Edge> {
+  return objectWriter<Edge>(type, set, (node, def) => {
+    if (node.name.value === 'cursor') return leafWriter(def, node, (e) => e.cursor);
+    if (node.name.value !== 'node') throw new Unsupported(`edge field ${node.name.value}`);
+    noArguments(node);
+    const write = deadLetterWriter(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, columns);
+    return (e) => write(e.node);
+  });
+}
+
+function deadLetterWriter(type: GraphQLObjectType, set: SelectionSetNode | undefined, columns: Set<DeadLetterColumn>): Write<DeadLetterPageRow> {
+  return objectWriter<DeadLetterPageRow>(type, set, (node, def) => {
+    const name = node.name.value;
+    const reads = DEAD_LETTER_FIELD_COLUMNS[name];
+    if (name === 'error') {
+      noArguments(node);
+      const write = objectWriter<ReturnType<typeof ERROR_OF>>(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, (n, d) => {
+        for (const column of DEAD_LETTER_FIELD_COLUMNS[n.name.value] ?? []) columns.add(column);
+        return leafWriter(d, n, (e) => e[n.name.value as keyof typeof e]);
+      });
+      for (const column of reads!) columns.add(column);
+      return (d) => write(ERROR_OF(d));
+    }
+    // Fields that read no column of the row (other than id) read other tables.
+    if (!reads || (reads.length === 0 && name !== 'id')) throw new Unsupported(`dead letter field ${name}`);
+    for (const column of reads) columns.add(column);
+    const read = ROW_VALUES[name] ?? ((d: DeadLetterPageRow) => d[name as keyof DeadLetterPageRow]);
+    return leafWriter(def, node, read);
+  });
+}

@@ -1,0 +1,170 @@
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDb } from '../src/db/createDb.ts';
+import type { GraphQLServer } from '../src/graphql/server.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { insertDeadLetter } from './helpers/factories.ts';
+import { testServer } from './helpers/graphql.ts';
+
+// Pages of deadLetters answered by useDirectPages must be the executor's answers byte for byte:
+// each request goes to a server with it and to one without, and the two responses are compared.
+const t = useTestDatabase();
+let direct: GraphQLServer;
+let executor: GraphQLServer;
+let served = 0;
+
+beforeAll(() => {
+  direct = testServer(t.db, { directPages: { onServed: () => (served += 1) } });
+  executor = testServer(t.db, { directPages: false });
+});
+
+beforeEach(async () => {
+  served = 0;
+  // Values that are easy to write wrongly: quotes, backslashes, newlines, non-ASCII, nulls,
+  // nested JSON, numbers JSON writes in its own way.
+  const base = Date.parse('2026-03-01T10:00:00.000Z');
+  for (let i = 0; i < 12; i++) {
+    await insertDeadLetter(t.db, {
+      eventType: ['order.placed', 'payment.captured', 'user.signup'][i % 3]!,
+      queue: i % 2 ? 'payments' : 'default',
+      source: 'checkout',
+      status: (['PENDING', 'EXHAUSTED', 'SUCCEEDED', 'DISCARDED'] as const)[i % 4],
+      attempts: (i * 7) % 5,
+      orderingKey: i % 3 === 0 ? `cust-${i}` : null,
+      orderingSeq: i % 3 === 0 ? BigInt(i) : null,
+      dedupeKey: i === 4 ? 'dedupe "4"' : null,
+      payload: { orderId: i, note: 'quote " back\\slash \n newline ✓ ünïcödé 🚀', amount: i + 0.5, big: 1e21, tiny: 1e-7, nested: { list: [i, null, true, 'x'] } },
+      headers: i % 2 ? { topic: 'orders', partition: i } : {},
+      errorKind: (['DOWNSTREAM_API', 'TIMEOUT', 'VALIDATION'] as const)[i % 3],
+      errorMessage: `HTTP 50${i % 4} from "inventory"\tline\u2028sep\u0001`,
+      errorStack: i % 2 ? `Error: boom ${i}\n    at handler (/app/h.ts:${i})` : null,
+      nextAttemptAt: i % 4 === 0 ? new Date(base + i * 61_001) : null,
+      createdAt: new Date(base + i * 3_600_123),
+      occurredAt: new Date(base - i * 1_000),
+      resolvedBy: i % 4 === 3 ? 'ops@example.com' : null,
+      maxAttempts: i === 5 ? 9 : null,
+    });
+  }
+});
+
+async function post(server: GraphQLServer, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  const response = await server.fetch('http://lazarus/graphql', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ query, variables }),
+  });
+  return `${response.status} ${response.headers.get('content-type')}\n${await response.text()}`;
+}
+
+/** The response of both servers, which must be the same; returns it parsed. */
+async function same(query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  const [ours, theirs] = [await post(direct, query, variables, headers), await post(executor, query, variables, headers)];
+  expect(ours).toBe(theirs);
+  return JSON.parse(ours.slice(ours.indexOf('\n') + 1)) as { data?: any; errors?: { message: string; path?: string[]; extensions?: { code?: string } }[] };
+}
+
+const EVERY_FIELD = `id eventType queue source orderingKey orderingSeq dedupeKey payload headers error { kind message stack __typename }
+  status attempts maxAttemptsOverride nextAttemptAt leaseExpiresAt resolvedAt resolvedBy resolutionReason occurredAt createdAt updatedAt version __typename`;
+
+describe('a page of deadLetters written without the executor', () => {
+  it('is the executor’s answer for every field, alias, count and page-info field', async () => {
+    const answer = await same(`{
+      page: deadLetters(first: 5) {
+        __typename n: totalCount totalCount boundedCount(limit: 3) { count exact __typename } b2: boundedCount { exact }
+        pageInfo { hasNextPage hasPreviousPage startCursor endCursor __typename }
+        edges { __typename cursor node { ${EVERY_FIELD} alias: id e2: error { m: message } } }
+      } }`);
+    expect(answer.data.page.edges).toHaveLength(5);
+    expect(answer.data.page.n).toBe(12);
+    expect(answer.data.page.boundedCount).toEqual({ count: 12, exact: true, __typename: 'BoundedCount' }); // from the rollups
+    expect(answer.data.page.edges[0].node.payload.note).toBe('quote " back\\slash \n newline ✓ ünïcödé 🚀');
+    // A filter the rollups cannot count: boundedCount stops at its limit.
+    const bounded = await same(`{ deadLetters(first: 1, filter: { sources: ["checkout"] }) { boundedCount(limit: 3) { count exact } totalCount } }`);
+    expect(bounded.data.deadLetters).toEqual({ boundedCount: { count: 3, exact: false }, totalCount: 12 });
+    expect(served).toBe(2);
+  });
+
+  it('walks every order forward and back, cursor by cursor, as the executor does', async () => {
+    const query = `query ($first: Int, $last: Int, $after: String, $before: String, $orderBy: DeadLetterOrder, $filter: DeadLetterFilter) {
+      deadLetters(first: $first, last: $last, after: $after, before: $before, orderBy: $orderBy, filter: $filter) {
+        pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor node { id attempts createdAt updatedAt nextAttemptAt } } } }`;
+    let pages = 0;
+    for (const field of ['CREATED_AT', 'UPDATED_AT', 'NEXT_ATTEMPT_AT', 'ATTEMPTS']) {
+      for (const direction of ['ASC', 'DESC']) {
+        for (const filter of [null, { queues: ['payments'] }, { errorText: 'inventory' }, { statuses: ['PENDING', 'EXHAUSTED'] }]) {
+          const seen: string[] = [];
+          let after: string | null = null;
+          do {
+            const page = await same(query, { first: 5, after, orderBy: { field, direction }, filter });
+            pages += 1;
+            seen.push(...page.data.deadLetters.edges.map((e: any) => e.node.id));
+            after = page.data.deadLetters.pageInfo.hasNextPage ? page.data.deadLetters.pageInfo.endCursor : null;
+          } while (after);
+          expect(new Set(seen).size).toBe(seen.length);
+          // And back from the end.
+          const back = await same(query, { last: 4, orderBy: { field, direction }, filter });
+          pages += 1;
+          expect(back.data.deadLetters.edges.map((e: any) => e.node.id)).toEqual(seen.slice(-4));
+        }
+      }
+    }
+    expect(served).toBe(pages);
+  });
+
+  it('is the executor’s answer for filters given as literals and as variables', async () => {
+    const node = 'edges { node { id eventType status payload } } totalCount';
+    await same(`{ deadLetters(filter: { eventTypes: ["order.placed"], attempts: { min: 1 } }) { ${node} } }`);
+    await same(`{ deadLetters(filter: { payloadContains: "{\\"nested\\":{\\"list\\":[3]}}" }) { ${node} } }`);
+    await same(`query ($from: DateTime!) { deadLetters(filter: { createdAt: { from: $from } }) { ${node} } }`, { from: '2026-03-01T14:00:00.000Z' });
+    await same(`{ deadLetters(filter: { errorText: "' OR 1=1 --" }) { ${node} } }`);
+    expect(served).toBe(4);
+  });
+
+  it('leaves bad input to the executor, which reports it as before', async () => {
+    const node = 'edges { node { id } }';
+    const cases: [string, Record<string, unknown>?][] = [
+      [`{ deadLetters(first: 0) { ${node} } }`],
+      [`{ deadLetters(first: 2, last: 2) { ${node} } }`],
+      [`{ deadLetters(after: "bm9wZQ") { ${node} } }`],
+      [`{ deadLetters(first: 2) { boundedCount(limit: 0) { count } ${node} } }`],
+      [`query ($n: Int!) { deadLetters(first: $n) { ${node} } }`, { n: 'ten' }],
+      [`query ($f: DeadLetterFilter) { deadLetters(filter: $f) { ${node} } }`, { f: { statuses: ['NOPE'] } }],
+      [`{ deadLetters(filter: { payloadContains: "{not json" }) { ${node} } }`],
+    ];
+    for (const [query, variables] of cases) {
+      const answer = await same(query, variables);
+      expect(answer.errors?.length, query).toBeGreaterThan(0);
+    }
+    expect(served).toBe(0);
+  });
+
+  it('leaves to the executor what it does not write, with the same answers', async () => {
+    await same(`{ deadLetters(first: 2) { edges { node { ...F } } } } fragment F on DeadLetter { id status }`);
+    await same(`{ deadLetters(first: 2) { edges { node { id @include(if: true) } } } }`);
+    await same(`{ deadLetters(first: 2) { edges { node { id deliveryAttempts { id } timeline { __typename } } } } }`);
+    await same(`{ deadLetters(first: 2) { edges { node { id } } } deadLetterStats { total } }`);
+    await same(`{ deadLetters(first: 2) { edges { node { id } node { status } } } }`);
+    expect(served).toBe(0);
+  });
+
+  it('refuses callers the executor refuses', async () => {
+    const anonymous = testServer(t.db, { authenticate: () => null, directPages: { onServed: () => (served += 1) } });
+    const anonymousExecutor = testServer(t.db, { authenticate: () => null, directPages: false });
+    const query = `{ deadLetters(first: 2) { edges { node { id } } } }`;
+    const [ours, theirs] = [await post(anonymous, query), await post(anonymousExecutor, query)];
+    expect(ours).toBe(theirs);
+    expect(ours).toContain('UNAUTHENTICATED');
+    expect(served).toBe(0);
+  });
+
+  it('reports a failed statement where the executor does, without running it again', async () => {
+    const handle = createDb(t.url, { poolMax: 1, acquireTimeoutMs: 1_000, statementTimeoutMs: 5_000, applicationName: 'direct-pages-test' });
+    await handle.close();
+    const closed = [testServer(handle.db, { directPages: { onServed: () => (served += 1) } }), testServer(handle.db, { directPages: false })] as const;
+    for (const query of [`{ deadLetters(first: 2) { edges { node { id } } } }`, `{ deadLetters(first: 2) { totalCount edges { node { id } } } }`]) {
+      const [ours, theirs] = [await post(closed[0], query), await post(closed[1], query)];
+      expect(ours).toBe(theirs);
+      expect(JSON.parse(ours.slice(ours.indexOf('\n') + 1)).data).toBeNull();
+    }
+    expect(served).toBe(0);
+  });
+});
