@@ -44,6 +44,13 @@ beforeEach(async () => {
       maxAttempts: i === 5 ? 9 : null,
     });
   }
+  // Timestamps with microseconds, which a Date truncates, and without a fraction at all.
+  await t.db.$executeRawUnsafe(`
+    update dead_letters d set occurred_at = v.at::timestamptz, resolved_at = v.at::timestamptz
+      from (select id, (array['2026-03-01 10:00:00.999999+00', '2026-03-01 10:00:01+00', '2026-03-01 10:00:02.0005+00',
+                              '2026-03-01 10:00:03.1+00', '1999-12-31 23:59:59.000001+00'])[row_number() over (order by id)] as at
+              from dead_letters) v
+     where v.id = d.id and v.at is not null`);
 });
 
 async function post(server: GraphQLServer, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
@@ -68,12 +75,12 @@ const EVERY_FIELD = `id eventType queue source orderingKey orderingSeq dedupeKey
 describe('a page of deadLetters written without the executor', () => {
   it('is the executor’s answer for every field, alias, count and page-info field', async () => {
     const answer = await same(`{
-      page: deadLetters(first: 5) {
+      page: deadLetters(first: 12) {
         __typename n: totalCount totalCount boundedCount(limit: 3) { count exact __typename } b2: boundedCount { exact }
         pageInfo { hasNextPage hasPreviousPage startCursor endCursor __typename }
         edges { __typename cursor node { ${EVERY_FIELD} alias: id e2: error { m: message } } }
       } }`);
-    expect(answer.data.page.edges).toHaveLength(5);
+    expect(answer.data.page.edges).toHaveLength(12);
     expect(answer.data.page.n).toBe(12);
     expect(answer.data.page.boundedCount).toEqual({ count: 12, exact: true, __typename: 'BoundedCount' }); // from the rollups
     expect(answer.data.page.edges[0].node.payload.note).toBe('quote " back\\slash \n newline ✓ ünïcödé 🚀');
@@ -144,6 +151,24 @@ describe('a page of deadLetters written without the executor', () => {
     await same(`{ deadLetters(first: 2) { edges { node { id } } } deadLetterStats { total } }`);
     await same(`{ deadLetters(first: 2) { edges { node { id } node { status } } } }`);
     expect(served).toBe(0);
+  });
+
+  it('writes timestamps of a session in another time zone as the executor does', async () => {
+    const url = new URL(t.url);
+    await t.db.$executeRawUnsafe(`alter database "${url.pathname.slice(1)}" set timezone = 'Asia/Kolkata'`);
+    const handle = createDb(t.url, { poolMax: 1, acquireTimeoutMs: 5_000, statementTimeoutMs: 5_000, applicationName: 'direct-pages-test' });
+    try {
+      const zoned = [testServer(handle.db, { directPages: { onServed: () => (served += 1) } }), testServer(handle.db, { directPages: false })] as const;
+      const query = `{ deadLetters(first: 12, orderBy: { field: UPDATED_AT, direction: ASC }) { pageInfo { endCursor } edges { cursor node { id createdAt updatedAt occurredAt resolvedAt nextAttemptAt } } } }`;
+      const [ours, theirs] = [await post(zoned[0], query), await post(zoned[1], query)];
+      expect(ours).toBe(theirs);
+      expect(served).toBe(1);
+      const nodes = JSON.parse(ours.slice(ours.indexOf('\n') + 1)).data.deadLetters.edges.map((e: any) => e.node);
+      expect(nodes.map((n: any) => n.occurredAt)).toEqual(expect.arrayContaining(['1999-12-31T23:59:59.000Z', '2026-03-01T10:00:00.999Z', '2026-03-01T10:00:01.000Z', '2026-03-01T10:00:02.000Z', '2026-03-01T10:00:03.100Z']));
+    } finally {
+      await handle.close();
+      await t.db.$executeRawUnsafe(`alter database "${url.pathname.slice(1)}" reset timezone`);
+    }
   });
 
   it('refuses callers the executor refuses', async () => {

@@ -47,6 +47,20 @@ export async function queryPg<R extends pg.QueryResultRow>(db: Db, query: Prisma
   return (await poolOf(db).query<R>(query.text, values)).rows;
 }
 
+/** pg's own parser of timestamptz text, as queryPg applies it. */
+export const parseTimestamp = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ) as (text: string) => Date;
+
+// pg's parsers, but timestamptz stays PostgreSQL's text.
+const TIMESTAMPS_AS_TEXT: pg.CustomTypesConfig = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === pg.types.builtins.TIMESTAMPTZ ? String : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
+};
+
+/** queryPg, with timestamptz values left as PostgreSQL writes them (see parseTimestamp). */
+export async function queryPgTimestampsAsText<R extends pg.QueryResultRow>(db: Db, query: Prisma.Sql): Promise<R[]> {
+  return (await poolOf(db).query<R>({ text: query.text, values: query.values as unknown[], types: TIMESTAMPS_AS_TEXT })).rows;
+}
+
 /**
  * A named prepared statement, for fixed-text statements that run many times a second. Unnamed
  * statements are parsed and planned on every run: for the change feed's reads that was 0.8 ms of

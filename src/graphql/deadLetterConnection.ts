@@ -1,13 +1,13 @@
 import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
 import { queryPg, type Db } from '../db/createDb.ts';
-import type { Prisma } from '../generated/prisma/client.ts';
+import type { DeadLetter, Prisma } from '../generated/prisma/client.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
 import { readOrderedPage } from '../db/sql/orderedPage.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan, type RollupPlan } from '../domain/statsRollups.ts';
 import { deadLetterColumnsSelected } from './selection.ts';
-import { readDeadLetterPage, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
+import { readDeadLetterPage, withDates, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import { builder } from './builder.ts';
 import { DeadLetterRef } from './deadLetter.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
@@ -67,18 +67,24 @@ function encodeCursor(order: Order, row: DeadLetterPageRow): string {
 }
 
 // An edge encodes its cursor when asked: most pages are read without them (50 cursors were
-// ~30 us of a page's resolve).
+// ~30 us of a page's resolve). Its node, for the executor, gets Date timestamps when first read;
+// useDirectPages writes the row's text instead.
 export class Edge {
   readonly #order: Order;
-  readonly node: DeadLetterPageRow;
+  readonly row: DeadLetterPageRow;
+  #node: DeadLetter | undefined;
 
-  constructor(order: Order, node: DeadLetterPageRow) {
+  constructor(order: Order, row: DeadLetterPageRow) {
     this.#order = order;
-    this.node = node;
+    this.row = row;
   }
 
   get cursor(): string {
-    return encodeCursor(this.#order, this.node);
+    return encodeCursor(this.#order, this.row);
+  }
+
+  get node(): DeadLetter {
+    return (this.#node ??= withDates(this.row));
   }
 }
 

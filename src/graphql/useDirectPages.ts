@@ -36,6 +36,7 @@ import {
 } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { hasRole } from '../auth/principal.ts';
+import { parseTimestamp } from '../db/createDb.ts';
 import type { DeadLetterColumn, DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import type { GraphQLContext } from './builder.ts';
 import {
@@ -249,12 +250,12 @@ function noArguments(node: FieldNode): void {
   if (node.arguments?.length) throw new Unsupported('arguments');
 }
 
-/** A leaf as the executor completes it: the type's serialize, then null checks. */
-function leafWriter<T>(def: GraphQLField<unknown, unknown>, node: FieldNode, read: (source: T) => unknown): Write<T> {
+/** A leaf as the executor completes it: the type's serialize (or `write`), then null checks. */
+function leafWriter<T>(def: GraphQLField<unknown, unknown>, node: FieldNode, read: (source: T) => unknown, write?: (value: unknown) => string): Write<T> {
   noArguments(node);
   const type = getNamedType(def.type);
   if (!isLeafType(type) || node.selectionSet) throw new Unsupported('not a leaf');
-  const write = valueWriter(type);
+  write ??= valueWriter(type);
   const nonNull = isNonNullType(def.type);
   return (source) => {
     const value = read(source);
@@ -266,9 +267,18 @@ function leafWriter<T>(def: GraphQLField<unknown, unknown>, node: FieldNode, rea
   };
 }
 
+// A page row's timestamp is PostgreSQL's text. In UTC ('2026-11-22 07:09:42.861185+00') it is
+// rewritten as toISOString would write it (milliseconds truncated, as pg's parser truncates them);
+// any other zone or year goes through pg's parser and toISOString, as the executor does.
+const UTC_TEXT = /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d{1,6})?\+00$/;
+function isoOf(text: string): string {
+  if (!UTC_TEXT.test(text)) return parseTimestamp(text).toISOString();
+  const ms = text.length > 22 ? `${text.slice(20, -3)}00`.slice(0, 3) : '000';
+  return `${text.slice(0, 10)}T${text.slice(11, 19)}.${ms}Z`;
+}
+
 // What serialize returns for the values pages hold, without its checks: a string for String and
-// ID, an int32 for Int, a boolean, a valid Date for DateTime (as DateTimeAsString writes it), an
-// enum's own name. Anything else goes through serialize.
+// ID, an int32 for Int, a boolean, an enum's own name. Anything else goes through serialize.
 const isInt32 = (value: unknown): value is number => typeof value === 'number' && (value | 0) === value;
 function valueWriter(type: GraphQLLeafType): (value: unknown) => string {
   const serialized = (value: unknown) => {
@@ -288,8 +298,6 @@ function valueWriter(type: GraphQLLeafType): (value: unknown) => string {
       return (value) => (isInt32(value) ? String(value) : serialized(value));
     case 'Boolean':
       return (value) => (value === true ? 'true' : value === false ? 'false' : serialized(value));
-    case 'DateTime':
-      return (value) => (value instanceof Date && !Number.isNaN(value.getTime()) ? `"${value.toISOString()}"` : serialized(value));
     default:
       return serialized;
   }
@@ -332,7 +340,7 @@ function edgeWriter(type: GraphQLObjectType, set: SelectionSetNode | undefined, 
     if (node.name.value !== 'node') throw new Unsupported(`edge field ${node.name.value}`);
     noArguments(node);
     const write = deadLetterWriter(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, columns);
-    return (e) => write(e.node);
+    return (e) => write(e.row);
   });
 }
 
@@ -353,6 +361,6 @@ function deadLetterWriter(type: GraphQLObjectType, set: SelectionSetNode | undef
     if (!reads || (reads.length === 0 && name !== 'id')) throw new Unsupported(`dead letter field ${name}`);
     for (const column of reads) columns.add(column);
     const read = ROW_VALUES[name] ?? ((d: DeadLetterPageRow) => d[name as keyof DeadLetterPageRow]);
-    return leafWriter(def, node, read);
+    return leafWriter(def, node, read, getNamedType(def.type).name === 'DateTime' ? (text) => `"${isoOf(text as string)}"` : undefined);
   });
 }
