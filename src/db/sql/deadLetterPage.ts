@@ -80,11 +80,11 @@ const COLUMNS = {
   dedupeKey: 'd.dedupe_key',
   payload: 'd.payload',
   headers: 'd.headers',
-  errorKind: 'd.error_kind::text',
+  errorKind: 'd.error_kind',
   errorMessage: 'd.error_message',
   errorStack: 'd.error_stack',
   errorSignature: 'd.error_signature',
-  status: 'd.status::text',
+  status: 'd.status',
   attempts: 'd.attempts',
   maxAttempts: 'd.max_attempts',
   nextAttemptAt: 'd.next_attempt_at',
@@ -110,6 +110,14 @@ function selectList(columns: ReadonlySet<DeadLetterColumn> | undefined, field: D
     .join(', ');
 }
 
+// Limits are written into the text: our own integers, never a client's text. A statement without
+// parameters goes to PostgreSQL as one simple query, which for a page without a filter was
+// ~0.03 ms of ~0.35 ms.
+function count(n: number): Prisma.Sql {
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`not a count: ${n}`);
+  return Prisma.raw(String(n));
+}
+
 export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   const key = SORT_KEYS[q.field];
   const expr = Prisma.raw(key.expr);
@@ -120,8 +128,8 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   const order = Prisma.sql`order by ${expr} ${dir}, d.id ${dir}`;
   if (q.collect) {
     return Prisma.sql`
-      with m as materialized (select d.id, ${expr} as k from dead_letters d where (${q.where}) and ${past} limit ${q.collect.cap + 1}),
-           top as (select m.id from m order by m.k ${dir}, m.id ${dir} limit ${q.limit})
+      with m as materialized (select d.id, ${expr} as k from dead_letters d where (${q.where}) and ${past} limit ${count(q.collect.cap + 1)}),
+           top as (select m.id from m order by m.k ${dir}, m.id ${dir} limit ${count(q.limit)})
       select ${Prisma.raw(selectList(q.columns, q.field))}, (select count(*) from m)::int as "matched"
         from dead_letters d join top on top.id = d.id
        ${order}`;
@@ -130,13 +138,13 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   const from = q.materialize
     ? Prisma.sql`(select * from m) d where ${past}`
     : q.window
-      ? Prisma.sql`(select * from dead_letters d where (${q.where}) and ${past} ${order} limit ${q.window.rows}) d where ${q.window.match}`
+      ? Prisma.sql`(select * from dead_letters d where (${q.where}) and ${past} ${order} limit ${count(q.window.rows)}) d where ${q.window.match}`
       : Prisma.sql`dead_letters d where (${q.where}) and ${past}`;
   return Prisma.sql`${head}
     select ${Prisma.raw(selectList(q.columns, q.field))}
       from ${from}
      ${order}
-     limit ${q.limit}`;
+     limit ${count(q.limit)}`;
 }
 
 function toPageRow(row: Record<string, unknown>, field: DeadLetterOrderField): DeadLetterPageRow {
