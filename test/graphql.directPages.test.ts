@@ -90,6 +90,16 @@ describe('a page of deadLetters written without the executor', () => {
     expect(served).toBe(2);
   });
 
+  it('is the executor’s answer over every response format Yoga offers', async () => {
+    const query = `{ deadLetters(first: 3) { edges { node { id status createdAt } } } }`;
+    for (const accept of ['application/graphql-response+json', 'application/json', 'text/event-stream', 'multipart/mixed']) {
+      const [ours, theirs] = [await post(direct, query, {}, { accept }), await post(executor, query, {}, { accept })];
+      expect(ours.replace(/boundary="?[^";\s]+"?|-{2,}[\w-]+/g, 'B')).toBe(theirs.replace(/boundary="?[^";\s]+"?|-{2,}[\w-]+/g, 'B'));
+      expect(ours).toContain('"status":"');
+    }
+    expect(served).toBe(4);
+  });
+
   it('walks every order forward and back, cursor by cursor, as the executor does', async () => {
     const query = `query ($first: Int, $last: Int, $after: String, $before: String, $orderBy: DeadLetterOrder, $filter: DeadLetterFilter) {
       deadLetters(first: $first, last: $last, after: $after, before: $before, orderBy: $orderBy, filter: $filter) {
