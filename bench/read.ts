@@ -20,6 +20,9 @@ import { createPostGraphileRival } from './postgraphile.ts';
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
 const SLOW_ITERATIONS = Number(process.env.BENCH_SLOW_ITERATIONS ?? 10);
+// Warm-up rounds before timing a shape: at least 10, at most BENCH_WARMUPS while BENCH_WARMUP_MS last.
+const WARMUPS = Number(process.env.BENCH_WARMUPS ?? 10);
+const WARMUP_MS = Number(process.env.BENCH_WARMUP_MS ?? 0);
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SKIP_SEED = process.env.BENCH_SKIP_SEED === '1';
 const DB_NAME = process.env.BENCH_DB ?? 'lazarus_bench';
@@ -177,7 +180,8 @@ function percentile(sorted: number[], p: number): number {
 
 // The contenders' samples alternate, so load from elsewhere on the machine hits them alike.
 async function timeAlternating(runs: Array<() => Promise<unknown>>, n: number) {
-  for (let i = 0; i < 10; i++) for (const run of runs) await run();
+  const warmUntil = performance.now() + WARMUP_MS;
+  for (let i = 0; i < WARMUPS && (i < 10 || performance.now() < warmUntil); i++) for (const run of runs) await run();
   const samples = runs.map((): number[] => []);
   for (let i = 0; i < n; i++) {
     for (const [k, run] of runs.entries()) {

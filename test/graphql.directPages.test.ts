@@ -154,12 +154,26 @@ describe('a page of deadLetters written without the executor', () => {
     expect(served).toBe(0);
   });
 
+  it('is the executor’s answer with fragments and fields asked for twice, merged as it merges them', async () => {
+    const answers = [
+      await same(`query Page { deadLetters(first: 3) { totalCount edges { node { ...Row error { kind } } } pageInfo { ... on PageInfo { endCursor } } } }
+        fragment Row on DeadLetter { id status error { message __typename } ...Row2 ...Row2 } fragment Row2 on DeadLetter { updatedAt id }`),
+      await same(`{ deadLetters(first: 2) { edges { node { id } node { status } cursor } edges { node { id queue } } } }`),
+      await same(`{ deadLetters(first: 2) { edges { node { ... { id } ... on DeadLetter { status } } } } }`),
+    ];
+    for (const answer of answers) expect(answer.errors).toBeUndefined();
+    expect(served).toBe(3);
+    expect(Object.keys(answers[0].data.deadLetters.edges[0].node)).toEqual(['id', 'status', 'error', 'updatedAt']);
+    expect(Object.keys(answers[0].data.deadLetters.edges[0].node.error)).toEqual(['message', '__typename', 'kind']);
+    expect(Object.keys(answers[1].data.deadLetters.edges[0])).toEqual(['node', 'cursor']);
+    expect(Object.keys(answers[1].data.deadLetters.edges[0].node)).toEqual(['id', 'status', 'queue']);
+  });
+
   it('leaves to the executor what it does not write, with the same answers', async () => {
-    await same(`{ deadLetters(first: 2) { edges { node { ...F } } } } fragment F on DeadLetter { id status }`);
     await same(`{ deadLetters(first: 2) { edges { node { id @include(if: true) } } } }`);
     await same(`{ deadLetters(first: 2) { edges { node { id deliveryAttempts { id } timeline { __typename } } } } }`);
     await same(`{ deadLetters(first: 2) { edges { node { id } } } deadLetterStats { total } }`);
-    await same(`{ deadLetters(first: 2) { edges { node { id } node { status } } } }`);
+    await same(`{ __typename deadLetters(first: 2) { edges { node { id } } } }`);
     expect(served).toBe(0);
   });
 

@@ -6,8 +6,8 @@
 //
 // Answers must not change, byte for byte (test/graphql.directPages.test.ts compares both paths),
 // so only what can be written the same way is served here; everything else runs as before:
-// - an operation whose only root field is `deadLetters`, with no fragments, no directives and no
-//   response key twice in one selection;
+// - an operation whose only root field is `deadLetters`, without directives (fragments are inlined
+//   and fields of one response key merged, as the executor does);
 // - fields of the connection, its edges and page info, and the dead letter's own columns and
 //   `error` (not `deliveryAttempts`, `history` or `timeline`, which read other tables);
 // - a caller with the viewer role, and variables and arguments that coerce.
@@ -28,6 +28,7 @@ import {
   type ExecutionArgs,
   type ExecutionResult,
   type FieldNode,
+  type FragmentDefinitionNode,
   type GraphQLField,
   type GraphQLLeafType,
   type GraphQLObjectType,
@@ -62,14 +63,15 @@ interface Answered {
 
 interface CountField {
   key: string;
-  node: FieldNode;
+  nodes: FieldNode[];
   /** boundedCount's limit; totalCount has none. */
   limit?: number;
 }
 
 /** An operation this file answers, planned once per document. */
 interface Plan {
-  field: FieldNode;
+  /** The nodes of `deadLetters`. */
+  nodes: FieldNode[];
   /** The response key of `deadLetters`. */
   key: string;
   /** Coerces the variables and arguments of one request; throws what the executor would report. */
@@ -143,21 +145,21 @@ export function useDirectPages(schema: GraphQLSchema, options: DirectPagesOption
 
 /** The response's text, or the error where a statement failed; null leaves it to the executor. */
 async function answer(ctx: GraphQLContext, plan: Plan, prepared: Prepared): Promise<{ text: string } | { failed: ExecutionResult } | null> {
-  const failed = (error: unknown, node: FieldNode, path: string[]) => ({
-    failed: { errors: [locatedError(error, [node], path)], data: null },
+  const failed = (error: unknown, nodes: FieldNode[], path: string[]) => ({
+    failed: { errors: [locatedError(error, nodes, path)], data: null },
   });
   let page: DeadLetterConnectionPage;
   try {
     page = await readDeadLetterConnection(ctx.db, prepared.args, prepared.columns);
   } catch (error) {
-    return failed(error, plan.field, [plan.key]);
+    return failed(error, plan.nodes, [plan.key]);
   }
   const counts = new Map<string, number | BoundedCount>();
   for (const count of prepared.counts) {
     try {
       counts.set(count.key, await (count.limit === undefined ? page.counts.total() : countUpTo(page.counts, count.limit)));
     } catch (error) {
-      return failed(error, count.node, [plan.key, count.key]);
+      return failed(error, count.nodes, [plan.key, count.key]);
     }
   }
   let text: string;
@@ -184,29 +186,33 @@ function textResult(text: string): ExecutionResult {
 function planOperation(schema: GraphQLSchema, document: DocumentNode, operationName: string | null | undefined): Plan {
   const operation = getOperationAST(document, operationName);
   if (operation?.operation !== 'query') throw new Unsupported('not a query');
-  if (document.definitions.some((d) => d.kind === 'FragmentDefinition') || hasDirectives(document)) throw new Unsupported('fragments or directives');
-  const [field, ...others] = operation.selectionSet.selections;
-  if (!field || others.length > 0 || field.kind !== 'Field' || field.name.value !== 'deadLetters') throw new Unsupported('not deadLetters alone');
+  if (hasDirectives(document)) throw new Unsupported('directives');
+  const fragments = Object.fromEntries(document.definitions.flatMap((d) => (d.kind === 'FragmentDefinition' ? [[d.name.value, d]] : [])));
+  const fieldsOf: FieldsOf = (type, sets) => collectFields(type, sets, fragments);
   const query = schema.getQueryType()!;
+  const root = fieldsOf(query, [operation.selectionSet]);
+  const [field] = root;
+  if (root.length !== 1 || field!.nodes[0]!.name.value !== 'deadLetters') throw new Unsupported('not deadLetters alone');
+  const { key, nodes } = field!;
   const fieldDef = query.getFields()['deadLetters']!;
   const connection = getNamedType(fieldDef.type) as GraphQLObjectType;
   const counts: Omit<CountField, 'limit'>[] = [];
   const columns = new Set<DeadLetterColumn>();
-  const write = connectionWriter(connection, field.selectionSet, counts, columns);
+  const write = connectionWriter(fieldsOf, connection, subSelections(nodes), counts, columns);
   const boundedDef = connection.getFields()['boundedCount']!;
   const variableDefinitions = operation.variableDefinitions ?? [];
   const prepare = (variables: Record<string, unknown>): Prepared => {
     // The executor checks boundedCount's limit after reading the page; a bad one is its to report.
     const withLimits = counts.map((count) =>
-      count.node.name.value === 'boundedCount' ? { ...count, limit: countLimit(getArgumentValues(boundedDef, count.node, variables)['limit'] as number) } : count,
+      count.nodes[0]!.name.value === 'boundedCount' ? { ...count, limit: countLimit(getArgumentValues(boundedDef, count.nodes[0]!, variables)['limit'] as number) } : count,
     );
-    return { args: getArgumentValues(fieldDef, field, variables) as DeadLetterConnectionArgs, columns, counts: withLimits, write };
+    return { args: getArgumentValues(fieldDef, nodes[0]!, variables) as DeadLetterConnectionArgs, columns, counts: withLimits, write };
   };
   // Without variables, every request of the document gets the same arguments.
   let constant: Prepared | undefined;
   return {
-    field,
-    key: field.alias?.value ?? field.name.value,
+    nodes,
+    key,
     prepare: (raw) => {
       if (variableDefinitions.length === 0) return (constant ??= prepare({}));
       const coerced = getVariableValues(schema, variableDefinitions, raw, { maxErrors: 1 });
@@ -216,29 +222,58 @@ function planOperation(schema: GraphQLSchema, document: DocumentNode, operationN
   };
 }
 
-/** Each field of a selection by response key, refusing what this file does not write. */
-function fieldsOf(set: SelectionSetNode | undefined): FieldNode[] {
-  if (!set) throw new Unsupported('no selection');
-  const keys = new Set<string>();
-  return set.selections.map((selection) => {
-    if (selection.kind !== 'Field') throw new Unsupported('fragment');
-    const key = selection.alias?.value ?? selection.name.value;
-    if (keys.has(key)) throw new Unsupported('a response key twice');
-    keys.add(key);
-    return selection;
-  });
+/** One response key of a selection and every field node the executor merges under it. */
+interface Field {
+  key: string;
+  nodes: FieldNode[];
 }
 
-function objectWriter<T>(type: GraphQLObjectType, set: SelectionSetNode | undefined, entry: (node: FieldNode, def: GraphQLField<unknown, unknown>) => Write<T>): Write<T> {
-  const fields = fieldsOf(set).map((node): [string, Write<T>] => {
-    const key = node.alias?.value ?? node.name.value;
-    if (node.name.value === '__typename') {
-      const name = JSON.stringify(type.name);
-      return [key, () => name];
+type FieldsOf = (type: GraphQLObjectType, sets: readonly SelectionSetNode[]) => Field[];
+
+/**
+ * The fields of selections on `type` in the executor's order (graphql-js collectFields): fragments
+ * inlined, fields of one response key merged. The types here are object types, so a fragment on
+ * any other type is left to the executor.
+ */
+function collectFields(type: GraphQLObjectType, sets: readonly SelectionSetNode[], fragments: Record<string, FragmentDefinitionNode>): Field[] {
+  const byKey = new Map<string, FieldNode[]>();
+  const spread = new Set<string>();
+  const visit = (set: SelectionSetNode) => {
+    for (const selection of set.selections) {
+      if (selection.kind === 'Field') {
+        const key = selection.alias?.value ?? selection.name.value;
+        const nodes = byKey.get(key);
+        if (nodes) nodes.push(selection);
+        else byKey.set(key, [selection]);
+        continue;
+      }
+      const fragment = selection.kind === 'InlineFragment' ? selection : fragments[selection.name.value];
+      if (selection.kind === 'FragmentSpread') {
+        if (spread.has(selection.name.value)) continue;
+        spread.add(selection.name.value);
+      }
+      if (!fragment || (fragment.typeCondition && fragment.typeCondition.name.value !== type.name)) throw new Unsupported('fragment on another type');
+      visit(fragment.selectionSet);
     }
-    const def = type.getFields()[node.name.value];
+  };
+  for (const set of sets) visit(set);
+  return [...byKey].map(([key, nodes]) => ({ key, nodes }));
+}
+
+function subSelections(nodes: readonly FieldNode[]): SelectionSetNode[] {
+  return nodes.flatMap((node) => (node.selectionSet ? [node.selectionSet] : []));
+}
+
+function objectWriter<T>(fieldsOf: FieldsOf, type: GraphQLObjectType, sets: readonly SelectionSetNode[], entry: (field: Field, def: GraphQLField<unknown, unknown>) => Write<T>): Write<T> {
+  const fields = fieldsOf(type, sets).map((field): [string, Write<T>] => {
+    const name = field.nodes[0]!.name.value;
+    if (name === '__typename') {
+      const typeName = JSON.stringify(type.name);
+      return [field.key, () => typeName];
+    }
+    const def = type.getFields()[name];
     if (!def) throw new Unsupported('unknown field');
-    return [key, entry(node, def)];
+    return [field.key, entry(field, def)];
   });
   const prefixes = fields.map(([key], i) => `${i === 0 ? '{' : ','}${JSON.stringify(key)}:`);
   const writes = fields.map(([, write]) => write);
@@ -249,20 +284,21 @@ function objectWriter<T>(type: GraphQLObjectType, set: SelectionSetNode | undefi
   };
 }
 
-function noArguments(node: FieldNode): void {
-  if (node.arguments?.length) throw new Unsupported('arguments');
+function noArguments(field: Field): void {
+  if (field.nodes.some((node) => node.arguments?.length)) throw new Unsupported('arguments');
 }
 
-/** A leaf as the executor completes it: the type's serialize (or `write`), then null checks. */
-function leafWriter<T>(def: GraphQLField<unknown, unknown>, node: FieldNode, read: (source: T) => unknown): Write<T> {
-  const write = leafValueWriter(def, node);
+/** A leaf as the executor completes it: the type's serialize, then null checks. */
+function leafWriter<T>(field: Field, def: GraphQLField<unknown, unknown>, read: (source: T) => unknown): Write<T> {
+  const write = leafValueWriter(field, def);
   return (source) => write(read(source));
 }
 
-function leafValueWriter(def: GraphQLField<unknown, unknown>, node: FieldNode, write?: (value: unknown) => string): (value: unknown) => string {
-  noArguments(node);
+/** The same, of a value already read; `write` replaces the type's serialize. */
+function leafValueWriter(field: Field, def: GraphQLField<unknown, unknown>, write?: (value: unknown) => string): (value: unknown) => string {
+  noArguments(field);
   const type = getNamedType(def.type);
-  if (!isLeafType(type) || node.selectionSet) throw new Unsupported('not a leaf');
+  if (!isLeafType(type)) throw new Unsupported('not a leaf');
   const written = write ?? valueWriter(type);
   const nonNull = isNonNullType(def.type);
   return (value) => {
@@ -310,43 +346,42 @@ function valueWriter(type: GraphQLLeafType): (value: unknown) => string {
   }
 }
 
-function connectionWriter(type: GraphQLObjectType, set: SelectionSetNode | undefined, counts: Omit<CountField, 'limit'>[], columns: Set<DeadLetterColumn>): Write<Answered> {
-  return objectWriter<Answered>(type, set, (node, def) => {
-    const key = node.alias?.value ?? node.name.value;
-    switch (node.name.value) {
+function connectionWriter(fieldsOf: FieldsOf, type: GraphQLObjectType, sets: readonly SelectionSetNode[], counts: Omit<CountField, 'limit'>[], columns: Set<DeadLetterColumn>): Write<Answered> {
+  return objectWriter<Answered>(fieldsOf, type, sets, (field, def) => {
+    const { key, nodes } = field;
+    const objectType = getNamedType(def.type) as GraphQLObjectType;
+    switch (def.name) {
       case 'totalCount':
-        noArguments(node);
-        counts.push({ key, node });
-        return leafWriter(def, node, (a) => a.counts.get(key));
+        counts.push({ key, nodes });
+        return leafWriter(field, def, (a) => a.counts.get(key));
       case 'boundedCount': {
-        counts.push({ key, node });
-        const bounded = getNamedType(def.type) as GraphQLObjectType;
-        const write = objectWriter<BoundedCount>(bounded, node.selectionSet, (n, d) => leafWriter(d, n, (b) => b[n.name.value as keyof BoundedCount]));
+        counts.push({ key, nodes });
+        const write = objectWriter<BoundedCount>(fieldsOf, objectType, subSelections(nodes), (f, d) => leafWriter(f, d, (b) => b[d.name as keyof BoundedCount]));
         return (a) => write(a.counts.get(key) as BoundedCount);
       }
       case 'pageInfo': {
-        noArguments(node);
+        noArguments(field);
         type PageInfo = DeadLetterConnectionPage['pageInfo'];
-        const write = objectWriter<PageInfo>(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, (n, d) => leafWriter(d, n, (p) => p[n.name.value as keyof PageInfo]));
+        const write = objectWriter<PageInfo>(fieldsOf, objectType, subSelections(nodes), (f, d) => leafWriter(f, d, (p) => p[d.name as keyof PageInfo]));
         return (a) => write(a.page.pageInfo);
       }
       case 'edges': {
-        noArguments(node);
-        const write = edgeWriter(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, columns);
+        noArguments(field);
+        const write = edgeWriter(fieldsOf, objectType, subSelections(nodes), columns);
         return (a) => `[${a.page.edges.map(write).join(',')}]`;
       }
       default:
-        throw new Unsupported(`connection field ${node.name.value}`);
+        throw new Unsupported(`connection field ${def.name}`);
     }
   });
 }
 
-function edgeWriter(type: GraphQLObjectType, set: SelectionSetNode | undefined, columns: Set<DeadLetterColumn>): Write<Edge> {
-  return objectWriter<Edge>(type, set, (node, def) => {
-    if (node.name.value === 'cursor') return leafWriter(def, node, (e) => e.cursor);
-    if (node.name.value !== 'node') throw new Unsupported(`edge field ${node.name.value}`);
-    noArguments(node);
-    const write = deadLetterWriter(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, columns);
+function edgeWriter(fieldsOf: FieldsOf, type: GraphQLObjectType, sets: readonly SelectionSetNode[], columns: Set<DeadLetterColumn>): Write<Edge> {
+  return objectWriter<Edge>(fieldsOf, type, sets, (field, def) => {
+    if (def.name === 'cursor') return leafWriter(field, def, (e) => e.cursor);
+    if (def.name !== 'node') throw new Unsupported(`edge field ${def.name}`);
+    noArguments(field);
+    const write = deadLetterWriter(fieldsOf, getNamedType(def.type) as GraphQLObjectType, subSelections(field.nodes), columns);
     return (e) => write(e.row);
   });
 }
@@ -355,47 +390,47 @@ function edgeWriter(type: GraphQLObjectType, set: SelectionSetNode | undefined, 
 // compiles resolvers: `"{\"id\":" + W[0](d.id) + ...`. Each field reads a property named in code,
 // so the read stays monomorphic. Only property names from COLUMNS (letters alone) enter the code;
 // response keys and writers are passed in as values.
-function deadLetterWriter(type: GraphQLObjectType, set: SelectionSetNode | undefined, columns: Set<DeadLetterColumn>): Write<DeadLetterPageRow> {
+function deadLetterWriter(fieldsOf: FieldsOf, type: GraphQLObjectType, sets: readonly SelectionSetNode[], columns: Set<DeadLetterColumn>): Write<DeadLetterPageRow> {
   const prefixes: string[] = [];
   const writers: ((value: unknown) => string)[] = [];
   let code = '';
-  const object = (objectType: GraphQLObjectType, selection: SelectionSetNode | undefined, field: (node: FieldNode, def: GraphQLField<unknown, unknown>) => string | void) => {
-    fieldsOf(selection).forEach((node, i) => {
-      prefixes.push(`${i === 0 ? '{' : ','}${JSON.stringify(node.alias?.value ?? node.name.value)}:`);
+  const object = (objectType: GraphQLObjectType, selections: readonly SelectionSetNode[], entry: (field: Field, def: GraphQLField<unknown, unknown>) => void) => {
+    fieldsOf(objectType, selections).forEach((field, i) => {
+      prefixes.push(`${i === 0 ? '{' : ','}${JSON.stringify(field.key)}:`);
       code += `P[${prefixes.length - 1}] + `;
-      if (node.name.value === '__typename') {
+      const name = field.nodes[0]!.name.value;
+      if (name === '__typename') {
         prefixes[prefixes.length - 1] += JSON.stringify(objectType.name);
         return;
       }
-      const def = objectType.getFields()[node.name.value];
+      const def = objectType.getFields()[name];
       if (!def) throw new Unsupported('unknown field');
-      field(node, def);
+      entry(field, def);
     });
     prefixes.push('}');
     code += `P[${prefixes.length - 1}] + `;
   };
-  const leaf = (node: FieldNode, def: GraphQLField<unknown, unknown>, property: DeadLetterColumn, write?: (value: unknown) => string) => {
+  const leaf = (field: Field, def: GraphQLField<unknown, unknown>, property: DeadLetterColumn, write?: (value: unknown) => string) => {
     if (!/^[A-Za-z]+$/.test(property)) throw new Unsupported('property name');
-    writers.push(leafValueWriter(def, node, write));
+    writers.push(leafValueWriter(field, def, write));
     code += `W[${writers.length - 1}](d.${property}) + `;
   };
-  object(type, set, (node, def) => {
-    const name = node.name.value;
-    if (name === 'error') {
-      noArguments(node);
-      object(getNamedType(def.type) as GraphQLObjectType, node.selectionSet, (n, d) => {
-        const column = ERROR_COLUMNS[n.name.value]!;
+  object(type, sets, (field, def) => {
+    if (def.name === 'error') {
+      noArguments(field);
+      object(getNamedType(def.type) as GraphQLObjectType, subSelections(field.nodes), (f, d) => {
+        const column = ERROR_COLUMNS[d.name]!;
         columns.add(column);
-        leaf(n, d, column);
+        leaf(f, d, column);
       });
       return;
     }
-    const reads = DEAD_LETTER_FIELD_COLUMNS[name];
+    const reads = DEAD_LETTER_FIELD_COLUMNS[def.name];
     // Fields that read no column of the row (other than id) read other tables.
-    if (!reads || (reads.length === 0 && name !== 'id')) throw new Unsupported(`dead letter field ${name}`);
+    if (!reads || (reads.length === 0 && def.name !== 'id')) throw new Unsupported(`dead letter field ${def.name}`);
     for (const column of reads) columns.add(column);
-    const [column, write] = ROW_WRITES[name] ?? [name as DeadLetterColumn, getNamedType(def.type).name === 'DateTime' ? (text: unknown) => `"${isoOf(text as string)}"` : undefined];
-    leaf(node, def, column, write);
+    const [column, write] = ROW_WRITES[def.name] ?? [def.name as DeadLetterColumn, getNamedType(def.type).name === 'DateTime' ? (text: unknown) => `"${isoOf(text as string)}"` : undefined];
+    leaf(field, def, column, write);
   });
   // eslint-disable-next-line @typescript-eslint/no-implied-eval -- see above: no client text in the code
   return new Function('P', 'W', `return (d) => ${code.slice(0, -3)};`)(prefixes, writers) as Write<DeadLetterPageRow>;
