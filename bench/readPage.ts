@@ -1,0 +1,58 @@
+// npm run bench:read:page — the fixed cost of a cheap page, on bench:read's database (run
+// bench:read first). For each shape, many samples of three requests in turn: the page through Yoga
+// as served (useDirectPages), the same page with useDirectPages turned off (graphql-jit's executor),
+// and bench:read's hand-written SQL through pg. p50s, and their ratios, in ms. bench:read itself
+// takes few samples of several contenders; this isolates what the GraphQL layer adds to one page.
+import pg from 'pg';
+import { pino } from 'pino';
+import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
+import { createDb } from '../src/db/createDb.ts';
+import { createGraphQLServer, type GraphQLServer } from '../src/graphql/server.ts';
+
+const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const url = new URL(ADMIN_URL);
+url.pathname = `/${process.env.BENCH_DB ?? 'lazarus_bench'}`;
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2000);
+const WARMUPS = Number(process.env.BENCH_WARMUPS ?? 300);
+
+const NODE = 'id eventType status attempts createdAt error { kind message }';
+const SQL = (where: string) => `select id, event_type, status, attempts, created_at, error_kind, error_message from dead_letters where ${where} order by created_at desc, id desc limit 51`;
+const SHAPES = [
+  { name: 'newest 50, no count', filter: '', sql: SQL('true'), params: [] },
+  { name: 'status = EXHAUSTED, 50', filter: ', filter: { statuses: [EXHAUSTED] }', sql: SQL(`status = 'EXHAUSTED'`), params: [] },
+  { name: 'eventType, 50', filter: ', filter: { eventTypes: ["invoice.sent"] }', sql: SQL('event_type = $1'), params: ['invoice.sent'] },
+];
+
+const handle = createDb(url.toString(), { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, applicationName: 'lazarus-bench' });
+const server = (directPages: boolean) =>
+  createGraphQLServer({ db: handle.db, logger: pino({ level: 'silent' }), graphiql: false, authenticate: () => LOCAL_PRINCIPAL, isReady: async () => true, ...(directPages ? {} : { directPages: false }) });
+const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
+
+async function request(target: GraphQLServer, body: string): Promise<void> {
+  const response = await target.fetch('http://bench/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const json = (await response.json()) as { errors?: unknown };
+  if (json.errors) throw new Error(JSON.stringify(json.errors));
+}
+
+const p50 = (samples: number[]) => [...samples].sort((a, b) => a - b)[samples.length >> 1]!;
+const [direct, executor] = [server(true), server(false)];
+console.log(`${SAMPLES} samples per contender after ${WARMUPS} warm-ups, in turn; p50 in ms.\n`);
+console.log('| query shape | GraphQL (direct) | GraphQL (executor) | SQL | direct/SQL | executor/SQL |');
+console.log('|---|---:|---:|---:|---:|---:|');
+for (const shape of SHAPES) {
+  const body = JSON.stringify({ query: `{ deadLetters(first: 50${shape.filter}) { edges { node { ${NODE} } } } }` });
+  const runs = [() => request(direct, body), () => request(executor, body), () => pool.query(shape.sql, shape.params)];
+  for (let i = 0; i < WARMUPS; i++) for (const run of runs) await run();
+  const samples = runs.map((): number[] => []);
+  for (let i = 0; i < SAMPLES; i++) {
+    for (const [k, run] of runs.entries()) {
+      const start = performance.now();
+      await run();
+      samples[k]!.push(performance.now() - start);
+    }
+  }
+  const [d, e, s] = samples.map(p50) as [number, number, number];
+  console.log(`| ${shape.name} | ${d.toFixed(3)} | ${e.toFixed(3)} | ${s.toFixed(3)} | ${(d / s).toFixed(2)}× | ${(e / s).toFixed(2)}× |`);
+}
+await pool.end();
+await handle.close();
