@@ -112,9 +112,8 @@ export function useDirectPages(schema: GraphQLSchema, options: DirectPagesOption
     if (plan === undefined) {
       try {
         plan = planOperation(schema, document, operationName);
-      } catch (error) {
-        if (!(error instanceof Unsupported)) throw error;
-        plan = null;
+      } catch {
+        plan = null; // Unsupported, or anything else planning trips on: the executor answers
       }
       byName.set(name, plan);
     }
