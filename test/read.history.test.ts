@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { GraphQLServer } from '../src/graphql/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -59,5 +60,45 @@ describe('deadLetter(id) history and timeline', () => {
         },
       },
     });
+  });
+
+  it('reads a page’s histories and timelines with one statement each, each event’s story as deadLetter(id) tells it', async () => {
+    const ids: bigint[] = [];
+    for (let i = 0; i < 12; i++) {
+      const dl = await insertDeadLetter(t.db);
+      ids.push(dl.id);
+      for (let k = 0; k < i % 4; k++) {
+        await t.db.deadLetterAction.create({ data: { deadLetterId: dl.id, action: k % 2 ? 'REQUEUED' : 'RECORDED', actor: `actor-${i}-${k}`, createdAt: at(10 * k) } });
+      }
+      for (let n = i % 3; n >= 1; n--) {
+        await t.db.deliveryAttempt.create({
+          data: { deadLetterId: dl.id, attemptNumber: n, workerId: 'w', durationMs: n, outcome: 'FAILED', startedAt: at(10 * n + 5), finishedAt: at(10 * n + 6) },
+        });
+      }
+    }
+    const one = async (id: bigint) => (await execute<{ deadLetter: unknown }>(server, STORY, { id: id.toString() })).body.data!.deadLetter;
+    const expected = new Map<string, unknown>();
+    for (const id of ids) expected.set(id.toString(), await one(id));
+
+    // Every statement the page makes, counted on the pg client the Prisma adapter uses.
+    const query = pg.Client.prototype.query;
+    let statements = 0;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      statements += 1;
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    let page;
+    try {
+      page = await execute<{ deadLetters: { edges: { node: { id: string } & Record<string, unknown> }[] } }>(server, `{
+        deadLetters(first: 50) { edges { node { id history { action actor reason before after }
+          timeline { at attempt { attemptNumber outcome } action { action actor } } } } } }`);
+    } finally {
+      pg.Client.prototype.query = query;
+    }
+    const nodes = page.body.data!.deadLetters.edges.map((e) => e.node);
+    expect(nodes).toHaveLength(12);
+    for (const { id, ...story } of nodes) expect(story).toEqual(expected.get(id));
+    // The page, the actions of all its events, their attempts: 101 statements before.
+    expect(statements).toBe(3);
   });
 });
