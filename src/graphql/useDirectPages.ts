@@ -126,17 +126,18 @@ export function useDirectPages(schema: GraphQLSchema, options: DirectPagesOption
       const fallback = executeFn;
       setExecuteFn(async (execution: ExecutionArgs) => {
         const ctx = execution.contextValue as GraphQLContext;
+        if (!hasRole(ctx.principal, 'viewer')) return fallback(execution);
         let prepared: Prepared;
         try {
-          if (!hasRole(ctx.principal, 'viewer')) throw new Unsupported('not a viewer');
           prepared = plan.prepare(execution.variableValues ?? {});
         } catch {
           return fallback(execution);
         }
         const result = await answer(ctx, plan, prepared);
         if (result === null) return fallback(execution);
-        if ('text' in result) options.onServed?.();
-        return 'text' in result ? textResult(result.text) : result.failed;
+        if ('failed' in result) return result.failed;
+        options.onServed?.();
+        return textResult(result.text);
       });
     },
   };
