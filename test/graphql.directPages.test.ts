@@ -45,12 +45,11 @@ beforeEach(async () => {
     });
   }
   // Timestamps with microseconds, which a Date truncates, and without a fraction at all.
-  await t.db.$executeRawUnsafe(`
-    update dead_letters d set occurred_at = v.at::timestamptz, resolved_at = v.at::timestamptz
-      from (select id, (array['2026-03-01 10:00:00.999999+00', '2026-03-01 10:00:01+00', '2026-03-01 10:00:02.0005+00',
-                              '2026-03-01 10:00:03.1+00', '1999-12-31 23:59:59.000001+00'])[row_number() over (order by id)] as at
-              from dead_letters) v
-     where v.id = d.id and v.at is not null`);
+  const timestamps = ['2026-03-01 10:00:00.999999+00', '2026-03-01 10:00:01+00', '2026-03-01 10:00:02.0005+00', '2026-03-01 10:00:03.1+00', '1999-12-31 23:59:59.000001+00'];
+  await t.db.$executeRaw`
+    update dead_letters d set occurred_at = v.at, resolved_at = v.at
+      from (select id, (${timestamps}::timestamptz[])[row_number() over (order by id)] as at from dead_letters) v
+     where v.id = d.id and v.at is not null`;
 });
 
 async function post(server: GraphQLServer, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
@@ -178,8 +177,8 @@ describe('a page of deadLetters written without the executor', () => {
   });
 
   it('writes timestamps of a session in another time zone as the executor does', async () => {
-    const url = new URL(t.url);
-    await t.db.$executeRawUnsafe(`alter database "${url.pathname.slice(1)}" set timezone = 'Asia/Kolkata'`);
+    // New sessions of this test's database start in UTC+05:30 (the name comes from the database itself).
+    await t.db.$executeRaw`do $$ begin execute format('alter database %I set timezone = %L', current_database(), 'Asia/Kolkata'); end $$`;
     const handle = createDb(t.url, { poolMax: 1, acquireTimeoutMs: 5_000, statementTimeoutMs: 5_000, applicationName: 'direct-pages-test' });
     try {
       const zoned = [testServer(handle.db, { directPages: { onServed: () => (served += 1) } }), testServer(handle.db, { directPages: false })] as const;
@@ -191,7 +190,7 @@ describe('a page of deadLetters written without the executor', () => {
       expect(nodes.map((n: any) => n.occurredAt)).toEqual(expect.arrayContaining(['1999-12-31T23:59:59.000Z', '2026-03-01T10:00:00.999Z', '2026-03-01T10:00:01.000Z', '2026-03-01T10:00:02.000Z', '2026-03-01T10:00:03.100Z']));
     } finally {
       await handle.close();
-      await t.db.$executeRawUnsafe(`alter database "${url.pathname.slice(1)}" reset timezone`);
+      await t.db.$executeRaw`do $$ begin execute format('alter database %I reset timezone', current_database()); end $$`;
     }
   });
 
