@@ -16,6 +16,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import { createGraphQLServer } from '../src/graphql/server.ts';
 import { createPostGraphileRival } from './postgraphile.ts';
+import { timeAlternating } from './timeAlternating.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 40);
@@ -174,28 +175,6 @@ const SHAPES: Shape[] = [
   },
 ];
 
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-// The contenders' samples alternate, so load from elsewhere on the machine hits them alike.
-async function timeAlternating(runs: Array<() => Promise<unknown>>, n: number) {
-  const warmUntil = performance.now() + WARMUP_MS;
-  for (let i = 0; i < WARMUPS && (i < 10 || performance.now() < warmUntil); i++) for (const run of runs) await run();
-  const samples = runs.map((): number[] => []);
-  for (let i = 0; i < n; i++) {
-    for (const [k, run] of runs.entries()) {
-      const start = performance.now();
-      await run();
-      samples[k]!.push(performance.now() - start);
-    }
-  }
-  return samples.map((s) => {
-    s.sort((x, y) => x - y);
-    return { p50: percentile(s, 50), p95: percentile(s, 95) };
-  });
-}
-
 type Fetch = (url: string, init: RequestInit) => Promise<Response>;
 
 async function postGraphQL(fetch: Fetch, shape: Shape, body: string): Promise<Record<string, any>> {
@@ -261,7 +240,7 @@ async function main(): Promise<void> {
       assertSamePage(shape, await postGraphQL(lazarusFetch, shape, body), await postGraphQL(rival.fetch, shape, rivalBody));
       runs.push(() => postGraphQL(rival.fetch, shape, rivalBody));
     }
-    const [gql, sql, pgl] = await timeAlternating(runs, n);
+    const [gql, sql, pgl] = await timeAlternating(runs, n, { rounds: WARMUPS, ms: WARMUP_MS });
     const f = (x: number) => x.toFixed(1);
     const rivalCells = pgl ? `${f(pgl.p50)} | ${f(pgl.p95)} | ${(gql!.p50 / pgl.p50).toFixed(2)}×` : '— | — | —';
     console.log(`| ${shape.name}${shape.iterations ? ` (n=${n})` : ''} | ${f(gql!.p50)} | ${f(gql!.p95)} | ${f(sql!.p50)} | ${f(sql!.p95)} | ${(gql!.p50 / sql!.p50).toFixed(2)}× | ${rivalCells} |`);

@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
 import { createDb } from '../src/db/createDb.ts';
 import { createGraphQLServer, type GraphQLServer } from '../src/graphql/server.ts';
+import { timeAlternating } from './timeAlternating.ts';
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const url = new URL(ADMIN_URL);
@@ -34,7 +35,6 @@ async function request(target: GraphQLServer, body: string): Promise<void> {
   if (json.errors) throw new Error(JSON.stringify(json.errors));
 }
 
-const p50 = (samples: number[]) => [...samples].sort((a, b) => a - b)[samples.length >> 1]!;
 const [direct, executor] = [server(true), server(false)];
 console.log(`${SAMPLES} samples per contender after ${WARMUPS} warm-ups, in turn; p50 in ms.\n`);
 console.log('| query shape | GraphQL (direct) | GraphQL (executor) | SQL | direct/SQL | executor/SQL |');
@@ -42,16 +42,7 @@ console.log('|---|---:|---:|---:|---:|---:|');
 for (const shape of SHAPES) {
   const body = JSON.stringify({ query: `{ deadLetters(first: 50${shape.filter}) { edges { node { ${NODE} } } } }` });
   const runs = [() => request(direct, body), () => request(executor, body), () => pool.query(shape.sql, shape.params)];
-  for (let i = 0; i < WARMUPS; i++) for (const run of runs) await run();
-  const samples = runs.map((): number[] => []);
-  for (let i = 0; i < SAMPLES; i++) {
-    for (const [k, run] of runs.entries()) {
-      const start = performance.now();
-      await run();
-      samples[k]!.push(performance.now() - start);
-    }
-  }
-  const [d, e, s] = samples.map(p50) as [number, number, number];
+  const [d, e, s] = (await timeAlternating(runs, SAMPLES, { rounds: WARMUPS })).map((t) => t.p50) as [number, number, number];
   console.log(`| ${shape.name} | ${d.toFixed(3)} | ${e.toFixed(3)} | ${s.toFixed(3)} | ${(d / s).toFixed(2)}× | ${(e / s).toFixed(2)}× |`);
 }
 await pool.end();
