@@ -24,7 +24,7 @@ export function useCompiledQueries(): Plugin {
     return isCompiledQuery(result) ? result : null;
   };
   return {
-    onExecute({ args, setExecuteFn }) {
+    onExecute({ args, executeFn, setExecuteFn }) {
       const operation = getOperationAST(args.document, args.operationName);
       if (operation?.operation !== 'query') return;
       const byName = compiled.get(args.document);
@@ -32,18 +32,20 @@ export function useCompiledQueries(): Plugin {
         compiled.set(args.document, new Map());
         return;
       }
-      const name = args.operationName ?? '';
-      let query = byName.get(name);
-      if (query === undefined) byName.set(name, (query = compile(args)));
-      if (!query) return;
-      if (operation.variableDefinitions?.length) {
-        if (getVariableValues(args.schema, operation.variableDefinitions, args.variableValues ?? {}, { maxErrors: 50 }).errors) return;
-      }
-      const run = query;
-      const source = args.document.loc?.source;
-      setExecuteFn((execution: ExecutionArgs) =>
-        mapMaybePromise(run.query(execution.rootValue, execution.contextValue, execution.variableValues), (result) => inGraphQLJsShape(result, source)),
-      );
+      const interpret = executeFn;
+      // Compiled and checked only when this runs: a plugin after this one (useDirectPages) may
+      // answer without it, and then pays for neither the compile nor a second variable coercion.
+      setExecuteFn((execution: ExecutionArgs) => {
+        const name = execution.operationName ?? '';
+        let query = byName.get(name);
+        if (query === undefined) byName.set(name, (query = compile(execution)));
+        if (!query) return interpret(execution);
+        if (operation.variableDefinitions?.length) {
+          if (getVariableValues(execution.schema, operation.variableDefinitions, execution.variableValues ?? {}, { maxErrors: 50 }).errors) return interpret(execution);
+        }
+        const source = execution.document.loc?.source;
+        return mapMaybePromise(query.query(execution.rootValue, execution.contextValue, execution.variableValues), (result) => inGraphQLJsShape(result, source));
+      });
     },
   };
 }
