@@ -56,9 +56,25 @@ const TIMESTAMPS_AS_TEXT: pg.CustomTypesConfig = {
     oid === pg.types.builtins.TIMESTAMPTZ ? String : pg.types.getTypeParser(oid, format)) as pg.CustomTypesConfig['getTypeParser'],
 };
 
-/** queryPg, with timestamptz values left as PostgreSQL writes them (see parseTimestamp). */
-export async function queryPgTimestampsAsText<R extends pg.QueryResultRow>(db: Db, query: Prisma.Sql): Promise<R[]> {
-  return (await poolOf(db).query<R>({ text: query.text, values: query.values as unknown[], types: TIMESTAMPS_AS_TEXT })).rows;
+// Names for statement texts built per request, given to the first MAX_NAMED_TEXTS texts seen in
+// this process (one name always goes with one text). Past the cap, texts run unnamed: each
+// connection keeps every statement it has prepared until it closes.
+const MAX_NAMED_TEXTS = 100;
+const namedTexts = new Map<string, string>();
+function nameOfText(text: string): string | undefined {
+  let name = namedTexts.get(text);
+  if (name === undefined && namedTexts.size < MAX_NAMED_TEXTS) namedTexts.set(text, (name = `lazarus_text_${namedTexts.size}`));
+  return name;
+}
+
+/**
+ * queryPg, with timestamptz values left as PostgreSQL writes them (see parseTimestamp). With
+ * `prepare`, the text runs as a named prepared statement (see queryPrepared), for statements whose
+ * plan does not depend on their values: PostgreSQL may reuse one plan for all of them.
+ */
+export async function queryPgTimestampsAsText<R extends pg.QueryResultRow>(db: Db, query: Prisma.Sql, options: { prepare?: boolean } = {}): Promise<R[]> {
+  const name = options.prepare ? nameOfText(query.text) : undefined;
+  return (await poolOf(db).query<R>({ name, text: query.text, values: query.values as unknown[], types: TIMESTAMPS_AS_TEXT })).rows;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
+import { deadLetterWhereSql, hasValueIndependentPlan, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
 import { queryPg, type Db } from '../db/createDb.ts';
 import type { DeadLetter, Prisma } from '../generated/prisma/client.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
@@ -182,7 +182,7 @@ export async function readDeadLetterConnection(db: Db, args: DeadLetterConnectio
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
     : filtered && order.field !== 'CREATED_AT'
       ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : await readDeadLetterPage(db, { ...scan, where });
+      : await readDeadLetterPage(db, { ...scan, where, prepare: hasValueIndependentPlan(filter) });
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();
