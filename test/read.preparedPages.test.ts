@@ -24,10 +24,10 @@ afterEach(async () => {
   await handle.close();
 });
 
-const PAGE = `query ($filter: DeadLetterFilter) { deadLetters(filter: $filter, first: 10) { edges { node { id } } } }`;
+const PAGE = `query ($filter: DeadLetterFilter, $orderBy: DeadLetterOrder) { deadLetters(filter: $filter, orderBy: $orderBy, first: 10) { edges { node { id } } } }`;
 
-async function pageKeys(filter: Record<string, unknown> | null): Promise<string[]> {
-  const { body } = await execute<{ deadLetters: { edges: { node: { id: string } }[] } }>(server, PAGE, { filter });
+async function pageKeys(filter: Record<string, unknown> | null, orderBy?: { field: string; direction: string }): Promise<string[]> {
+  const { body } = await execute<{ deadLetters: { edges: { node: { id: string } }[] } }>(server, PAGE, { filter, orderBy });
   expect(body.errors).toBeUndefined();
   const byId = new Map(Object.entries(ids).map(([k, v]) => [v.toString(), k]));
   return body.data!.deadLetters.edges.map((e) => byId.get(e.node.id)!);
@@ -65,6 +65,19 @@ describe('prepared pages', () => {
     expect(await pageKeys({ attempts: { min: 3 } })).toEqual(['g', 'f', 'c', 'b']);
     expect(await pageKeys({ orderingKey: 'cust-2' })).toEqual(['g', 'c', 'b']);
     expect(await prepared()).toEqual([]);
+  });
+
+  it('prepares the first step of error-text pages and of filtered pages in other orders: a bounded walk of the order, whatever the values', async () => {
+    expect(await pageKeys({ errorText: 'inventory' })).toEqual(['e', 'b', 'a']);
+    expect(await pageKeys({ errorText: 'INVENTORY', eventTypes: ['order.placed'] })).toEqual(['b', 'a']);
+    expect(await pageKeys({ errorText: 'inventory', payloadContains: '{"customer":{"tier":"gold"}}' })).toEqual(['a']);
+    expect(await pageKeys({ eventTypes: ['user.signup'] }, { field: 'UPDATED_AT', direction: 'ASC' })).toEqual(['e', 'f']);
+    const walks = (await prepared()).map((s) => s.statement.replace(/\s+/g, ' ').match(/from \(select \* from dead_letters d where \((.*)\) and true order by (\S+) .* limit 2000\) d where (.*) order by/)!.slice(1));
+    expect(walks.sort()).toEqual([
+      ['d.event_type = $1::text', 'd.created_at', '(d.error_message ilike $2 or d.error_stack ilike $3)'],
+      ['true', 'd.created_at', '(d.error_message ilike $1 or d.error_stack ilike $2)'],
+      ['true', 'd.updated_at', 'd.event_type = $1::text'],
+    ]);
   });
 
   it('writes only its own enum names into the SQL text', () => {
