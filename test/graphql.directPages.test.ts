@@ -4,6 +4,7 @@ import type { GraphQLServer } from '../src/graphql/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { testServer } from './helpers/graphql.ts';
+import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
 
 // Pages of deadLetters answered by useDirectPages must be the executor's answers byte for byte:
 // each request goes to a server with it and to one without, and the two responses are compared.
@@ -11,14 +12,20 @@ const t = useTestDatabase();
 let direct: GraphQLServer;
 let executor: GraphQLServer;
 let served = 0;
+let hooks: string[] = [];
+const onServed = (hook: string) => {
+  served += 1;
+  hooks.push(hook);
+};
 
 beforeAll(() => {
-  direct = testServer(t.db, { directPages: { onServed: () => (served += 1) } });
+  direct = testServer(t.db, { directPages: { onServed } });
   executor = testServer(t.db, { directPages: false });
 });
 
 beforeEach(async () => {
   served = 0;
+  hooks = [];
   // Values that are easy to write wrongly: quotes, backslashes, newlines, non-ASCII, nulls,
   // nested JSON, numbers JSON writes in its own way.
   const base = Date.parse('2026-03-01T10:00:00.000Z');
@@ -53,10 +60,14 @@ beforeEach(async () => {
 });
 
 async function post(server: GraphQLServer, query: string, variables: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
+  return postBody(server, { query, variables }, headers);
+}
+
+async function postBody(server: GraphQLServer, body: unknown, headers: Record<string, string> = {}) {
   const response = await server.fetch('http://lazarus/graphql', {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
-    body: JSON.stringify({ query, variables }),
+    body: JSON.stringify(body),
   });
   return `${response.status} ${response.headers.get('content-type')}\n${await response.text()}`;
 }
@@ -181,7 +192,7 @@ describe('a page of deadLetters written without the executor', () => {
     await t.db.$executeRaw`do $$ begin execute format('alter database %I set timezone = %L', current_database(), 'Asia/Kolkata'); end $$`;
     const handle = createDb(t.url, { poolMax: 1, acquireTimeoutMs: 5_000, statementTimeoutMs: 5_000, applicationName: 'direct-pages-test' });
     try {
-      const zoned = [testServer(handle.db, { directPages: { onServed: () => (served += 1) } }), testServer(handle.db, { directPages: false })] as const;
+      const zoned = [testServer(handle.db, { directPages: { onServed } }), testServer(handle.db, { directPages: false })] as const;
       const query = `{ deadLetters(first: 12, orderBy: { field: UPDATED_AT, direction: ASC }) { pageInfo { endCursor } edges { cursor node { id createdAt updatedAt occurredAt resolvedAt nextAttemptAt } } } }`;
       const [ours, theirs] = [await post(zoned[0], query), await post(zoned[1], query)];
       expect(ours).toBe(theirs);
@@ -195,7 +206,7 @@ describe('a page of deadLetters written without the executor', () => {
   });
 
   it('refuses callers the executor refuses', async () => {
-    const anonymous = testServer(t.db, { authenticate: () => null, directPages: { onServed: () => (served += 1) } });
+    const anonymous = testServer(t.db, { authenticate: () => null, directPages: { onServed } });
     const anonymousExecutor = testServer(t.db, { authenticate: () => null, directPages: false });
     const query = `{ deadLetters(first: 2) { edges { node { id } } } }`;
     const [ours, theirs] = [await post(anonymous, query), await post(anonymousExecutor, query)];
@@ -204,15 +215,54 @@ describe('a page of deadLetters written without the executor', () => {
     expect(served).toBe(0);
   });
 
-  it('reports a failed statement where the executor does, without running it again', async () => {
-    const handle = createDb(t.url, { poolMax: 1, acquireTimeoutMs: 1_000, statementTimeoutMs: 5_000, applicationName: 'direct-pages-test' });
-    await handle.close();
-    const closed = [testServer(handle.db, { directPages: { onServed: () => (served += 1) } }), testServer(handle.db, { directPages: false })] as const;
-    for (const query of [`{ deadLetters(first: 2) { edges { node { id } } } }`, `{ deadLetters(first: 2) { totalCount edges { node { id } } } }`]) {
-      const [ours, theirs] = [await post(closed[0], query), await post(closed[1], query)];
+  it('serves a query text it has validated once from onParams, before Yoga’s own steps, with the same answers', async () => {
+    const query = `query Page($first: Int, $filter: DeadLetterFilter) { deadLetters(first: $first, filter: $filter) { totalCount edges { node { id status error { kind } } } } }`;
+    for (const variables of [{ first: 2 }, { first: 3, filter: { statuses: ['PENDING'] } }, { first: 1, filter: { errorText: 'inventory' } }]) await same(query, variables);
+    await same(query, { first: 2 }, { accept: 'application/graphql-response+json' });
+    expect(hooks).toEqual(['onExecute', 'onParams', 'onParams', 'onParams']);
+  });
+
+  it('leaves to Yoga, from onParams, what Yoga refuses: other parameters, a body over the cap, a caller without a key', async () => {
+    const query = `query Page { deadLetters(first: 1) { edges { node { id } } } }`;
+    const capped = [testServer(t.db, { http: { maxBodyBytes: 200 }, directPages: { onServed } }), testServer(t.db, { http: { maxBodyBytes: 200 }, directPages: false })] as const;
+    const keyed = (request: Request) => (request.headers.get('authorization') ? LOCAL_PRINCIPAL : null);
+    const guarded = [testServer(t.db, { authenticate: keyed, directPages: { onServed } }), testServer(t.db, { authenticate: keyed, directPages: false })] as const;
+    const both = async (servers: readonly [GraphQLServer, GraphQLServer], body: unknown, headers: Record<string, string> = {}) => {
+      const [ours, theirs] = [await postBody(servers[0], body, headers), await postBody(servers[1], body, headers)];
       expect(ours).toBe(theirs);
-      expect(JSON.parse(ours.slice(ours.indexOf('\n') + 1)).data).toBeNull();
+      return ours;
+    };
+    // Each server validates the text once.
+    await same(query);
+    await both(capped, { query });
+    await both(guarded, { query }, { authorization: 'Bearer k' });
+    expect(hooks).toEqual(['onExecute', 'onExecute', 'onExecute']);
+    for (const body of [{ query, foo: 1 }, { query, variables: [1] }, { query, extensions: 'x' }, { query, operationName: 'Other' }, { query, operationName: 7 }]) {
+      expect(await both([direct, executor], body)).toMatch(/^(400|200) .*"errors"/s);
     }
-    expect(served).toBe(0);
+    expect(await both(capped, { query, variables: { pad: 'x'.repeat(200) } })).toMatch(/^413 .*PAYLOAD_TOO_LARGE/s);
+    expect(await both(guarded, { query })).toMatch(/^401 .*UNAUTHENTICATED/s);
+    expect(hooks).toEqual(['onExecute', 'onExecute', 'onExecute']);
+  });
+
+  it('reports a failed statement where the executor does, without running it again', async () => {
+    const options = { poolMax: 1, acquireTimeoutMs: 1_000, statementTimeoutMs: 5_000, applicationName: 'direct-pages-test' };
+    const [closing, closed] = [createDb(t.url, options), createDb(t.url, options)];
+    await closed.close();
+    const executorOnClosed = testServer(closed.db, { directPages: false });
+    // Failing in onExecute (texts never seen) and in onParams (texts validated before the database went away).
+    const [failsInExecute, failsInParams] = [testServer(closed.db, { directPages: { onServed } }), testServer(closing.db, { directPages: { onServed } })];
+    const queries = [`{ deadLetters(first: 2) { edges { node { id } } } }`, `{ deadLetters(first: 2) { totalCount edges { node { id } } } }`];
+    for (const query of queries) await post(failsInParams, query);
+    expect(hooks).toEqual(['onExecute', 'onExecute']);
+    await closing.close();
+    for (const server of [failsInExecute, failsInParams]) {
+      for (const query of queries) {
+        const [ours, theirs] = [await post(server, query), await post(executorOnClosed, query)];
+        expect(ours).toBe(theirs);
+        expect(JSON.parse(ours.slice(ours.indexOf('\n') + 1)).data).toBeNull();
+      }
+    }
+    expect(hooks).toEqual(['onExecute', 'onExecute']);
   });
 });
