@@ -1,5 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createDb } from '../src/db/createDb.ts';
+import { createDb, parseTimestamp } from '../src/db/createDb.ts';
+import { isoOf } from '../src/graphql/useDirectPages.ts';
 import type { GraphQLServer } from '../src/graphql/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
@@ -185,6 +186,24 @@ describe('a page of deadLetters written without the executor', () => {
     await same(`{ deadLetters(first: 2) { edges { node { id } } } deadLetterStats { total } }`);
     await same(`{ __typename deadLetters(first: 2) { edges { node { id } } } }`);
     expect(served).toBe(0);
+  });
+
+  it('writes every timestamp text PostgreSQL sends as the executor would (pg’s parser, then toISOString)', async () => {
+    const texts = await t.db.$queryRaw<{ text: string }[]>`
+      select ts::text as text from (
+        select '2026-03-01 10:00:00+00'::timestamptz + n * interval '1.234567 second' as ts from generate_series(0, 40) n
+        union all select unnest(array['2026-03-01 10:00:00.1+00', '2026-03-01 10:00:00.000001+00', '1999-12-31 23:59:59.999999+00',
+                                      '0001-01-01 00:00:00+00', '0044-03-15 12:00:00+00 BC', '12026-01-01 00:00:00+00', 'infinity', '-infinity']::timestamptz[])) v`;
+    expect(texts.length).toBe(49);
+    // What a write gives, or the error it throws (infinity is no Date; the executor fails on it too).
+    const outcome = (write: () => string) => {
+      try {
+        return write();
+      } catch (error) {
+        return (error as Error).name;
+      }
+    };
+    for (const { text } of texts) expect(outcome(() => isoOf(text)), text).toBe(outcome(() => parseTimestamp(text).toISOString()));
   });
 
   it('writes timestamps of a session in another time zone as the executor does', async () => {

@@ -190,8 +190,13 @@ export async function readDeadLetterConnection(db: Db, args: DeadLetterConnectio
   return {
     edges,
     pageInfo: {
-      startCursor: edges[0]?.cursor ?? null,
-      endCursor: edges.at(-1)?.cursor ?? null,
+      // Cursors are encoded when asked for, as an edge's are.
+      get startCursor() {
+        return edges[0]?.cursor ?? null;
+      },
+      get endCursor() {
+        return edges.at(-1)?.cursor ?? null;
+      },
       // Per the Relay spec, the far side is only reported when cheap: a cursor on it means
       // there was at least the row it names.
       hasNextPage: backward ? cursor != null : more,

@@ -105,11 +105,22 @@ const COLUMNS = {
 
 export type DeadLetterColumn = keyof typeof COLUMNS;
 
-function selectList(columns: ReadonlySet<DeadLetterColumn> | undefined, field: DeadLetterOrderField): string {
-  return Object.entries(COLUMNS)
-    .filter(([name]) => name === 'id' || name === SORT_KEYS[field].column || !columns || columns.has(name as DeadLetterColumn))
-    .map(([name, sql]) => `${sql} as "${name}"`)
-    .join(', ');
+// A page's columns are the same set for every request of one document: its list is made once.
+const selectLists = new WeakMap<ReadonlySet<DeadLetterColumn>, Map<DeadLetterOrderField, string>>();
+const ALL_COLUMNS: ReadonlySet<DeadLetterColumn> = new Set(Object.keys(COLUMNS) as DeadLetterColumn[]);
+
+function selectList(columns: ReadonlySet<DeadLetterColumn> = ALL_COLUMNS, field: DeadLetterOrderField): string {
+  let lists = selectLists.get(columns);
+  if (!lists) selectLists.set(columns, (lists = new Map()));
+  let list = lists.get(field);
+  if (list === undefined) {
+    list = Object.entries(COLUMNS)
+      .filter(([name]) => name === 'id' || name === SORT_KEYS[field].column || columns.has(name as DeadLetterColumn))
+      .map(([name, sql]) => `${sql} as "${name}"`)
+      .join(', ');
+    lists.set(field, list);
+  }
+  return list;
 }
 
 // Limits are written into the text: our own integers, never a client's text. A statement without
