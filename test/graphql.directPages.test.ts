@@ -234,14 +234,29 @@ describe('a page of deadLetters written without the executor', () => {
     expect(served).toBe(0);
   });
 
-  it('serves a query text it has validated once from onParams, before Yoga’s own steps, with the same answers', async () => {
+  it('serves a query text it has validated once from onRequest, before Yoga’s own steps, with the same answers', async () => {
     const query = `query Page($first: Int, $filter: DeadLetterFilter) { deadLetters(first: $first, filter: $filter) { totalCount edges { node { id status error { kind } } } } }`;
     for (const variables of [{ first: 2 }, { first: 3, filter: { statuses: ['PENDING'] } }, { first: 1, filter: { errorText: 'inventory' } }]) await same(query, variables);
-    await same(query, { first: 2 }, { accept: 'application/graphql-response+json' });
-    expect(hooks).toEqual(['onExecute', 'onParams', 'onParams', 'onParams']);
+    expect(hooks).toEqual(['onExecute', 'onRequest', 'onRequest']);
+    // Every header, not only the content type, for the Accept headers it answers and some it leaves to Yoga.
+    const whole = async (server: GraphQLServer, accept: string) => {
+      const response = await server.fetch('http://lazarus/graphql', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json; charset=utf-8', accept },
+        body: JSON.stringify({ query, variables: { first: 2 } }),
+      });
+      return `${response.status}\n${[...response.headers].map(([k, v]) => `${k}: ${v}`).sort().join('\n')}\n${await response.text()}`;
+    };
+    const answered = ['', '*/*', 'application/json', 'Application/JSON; charset=UTF-8', 'application/*', 'application/graphql-response+json'];
+    const left = ['text/event-stream', 'application/json, text/event-stream', 'application/json; charset=latin1', 'text/html'];
+    for (const accept of [...answered, ...left]) {
+      const [ours, theirs] = [await whole(direct, accept), await whole(executor, accept)];
+      expect(ours.replace(/-{2,}[\w-]+/g, 'B'), accept).toBe(theirs.replace(/-{2,}[\w-]+/g, 'B'));
+    }
+    expect(hooks.slice(3)).toEqual([...answered.map(() => 'onRequest'), ...left.map(() => 'onExecute')]);
   });
 
-  it('leaves to Yoga, from onParams, what Yoga refuses: other parameters, a body over the cap, a caller without a key', async () => {
+  it('leaves to Yoga, from onRequest, what Yoga refuses: other parameters, a body over the cap, a caller without a key', async () => {
     const query = `query Page { deadLetters(first: 1) { edges { node { id } } } }`;
     const capped = [testServer(t.db, { http: { maxBodyBytes: 200 }, directPages: { onServed } }), testServer(t.db, { http: { maxBodyBytes: 200 }, directPages: false })] as const;
     const keyed = (request: Request) => (request.headers.get('authorization') ? LOCAL_PRINCIPAL : null);
@@ -256,7 +271,7 @@ describe('a page of deadLetters written without the executor', () => {
     await both(capped, { query });
     await both(guarded, { query }, { authorization: 'Bearer k' });
     expect(hooks).toEqual(['onExecute', 'onExecute', 'onExecute']);
-    for (const body of [{ query, foo: 1 }, { query, variables: [1] }, { query, extensions: 'x' }, { query, operationName: 'Other' }, { query, operationName: 7 }]) {
+    for (const body of [{ query, foo: 1 }, { query, variables: [1] }, { query, extensions: 'x' }, { query, operationName: 'Other' }, { query, operationName: 7 }, [{ query }], 'query']) {
       expect(await both([direct, executor], body)).toMatch(/^(400|200) .*"errors"/s);
     }
     expect(await both(capped, { query, variables: { pad: 'x'.repeat(200) } })).toMatch(/^413 .*PAYLOAD_TOO_LARGE/s);
@@ -269,13 +284,13 @@ describe('a page of deadLetters written without the executor', () => {
     const [closing, closed] = [createDb(t.url, options), createDb(t.url, options)];
     await closed.close();
     const executorOnClosed = testServer(closed.db, { directPages: false });
-    // Failing in onExecute (texts never seen) and in onParams (texts validated before the database went away).
-    const [failsInExecute, failsInParams] = [testServer(closed.db, { directPages: { onServed } }), testServer(closing.db, { directPages: { onServed } })];
+    // Failing in onExecute (texts never seen) and in onRequest (texts validated before the database went away).
+    const [failsInExecute, failsInRequest] = [testServer(closed.db, { directPages: { onServed } }), testServer(closing.db, { directPages: { onServed } })];
     const queries = [`{ deadLetters(first: 2) { edges { node { id } } } }`, `{ deadLetters(first: 2) { totalCount edges { node { id } } } }`];
-    for (const query of queries) await post(failsInParams, query);
+    for (const query of queries) await post(failsInRequest, query);
     expect(hooks).toEqual(['onExecute', 'onExecute']);
     await closing.close();
-    for (const server of [failsInExecute, failsInParams]) {
+    for (const server of [failsInExecute, failsInRequest]) {
       for (const query of queries) {
         const [ours, theirs] = [await post(server, query), await post(executorOnClosed, query)];
         expect(ours).toBe(theirs);
