@@ -108,7 +108,7 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
       useInputErrorCodes(),
       useCompiledQueries(),
       // After useCompiledQueries: what it does not answer runs compiled, as before.
-      ...(deps.directPages === false ? [] : [useDirectPages(schema, { db: deps.db, authenticate: deps.authenticate, maxBodyBytes: http.maxBodyBytes, endpoint: '/graphql' }, deps.directPages)]),
+      ...(deps.directPages === false ? [] : [useDirectPages(schema, { db: deps.db, authenticate: deps.authenticate, maxBodyBytes: http.maxBodyBytes }, deps.directPages)]),
       useSharedSubscriptionResults(fanOut),
       useSharedSseFrames(fanOut),
     ],

@@ -16,13 +16,10 @@
 // executor's shape, rather than running the statement again.
 //
 // Two ways in. A document is first served from `onExecute`, after Yoga has parsed and validated it.
-// Its query text is then known to be valid, so later POSTs of the same text are served from
-// `onRequest`, before Yoga parses the request, builds a context, looks the text up in its parse and
-// validation caches, runs the execute hooks and negotiates the response: ~0.15 ms of a ~0.7 ms page.
-// There, this file checks what those steps would refuse (the request's parameters, the body cap,
-// the caller's key) and answers only the plainest requests: a JSON body of declared length, and an
-// Accept header Yoga would answer with JSON. Anything else, once the body is read, goes on to Yoga
-// with the same body.
+// Its query text is then known to be valid, so later requests with the same text are served from
+// `onParams`, before Yoga builds a context, looks the text up in its parse and validation caches and
+// runs the execute hooks: ~0.1 ms of a ~0.7 ms page. There, this file checks what those steps
+// would refuse: the request's parameters, the body cap, and the caller's role.
 import {
   GraphQLError,
   getArgumentValues,
@@ -44,7 +41,7 @@ import {
   type GraphQLSchema,
   type SelectionSetNode,
 } from 'graphql';
-import { processRegularResult, type GraphQLParams, type Plugin, type YogaInitialContext } from 'graphql-yoga';
+import type { GraphQLParams, Plugin, YogaInitialContext } from 'graphql-yoga';
 import { hasRole } from '../auth/principal.ts';
 import { parseTimestamp } from '../db/createDb.ts';
 import type { DeadLetterColumn, DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
@@ -108,20 +105,18 @@ const ERROR_COLUMNS: Record<string, DeadLetterColumn> = { kind: 'errorKind', mes
 
 export interface DirectPagesOptions {
   /** Called once for each request answered here, with the hook that answered it (tests). */
-  onServed?: (hook: 'onRequest' | 'onExecute') => void;
+  onServed?: (hook: 'onParams' | 'onExecute') => void;
 }
 
-/** What `onRequest` needs of the server, which builds it into each request's context later. */
+/** What `onParams` needs of the server, which builds it into each request's context later. */
 export interface DirectPagesServer {
   db: GraphQLContext['db'];
   authenticate: (request: Request) => GraphQLContext['principal'];
   /** The body cap of edge.ts: a larger body is refused there, not served here. */
   maxBodyBytes: number;
-  /** Yoga's GraphQL endpoint. */
-  endpoint: string;
 }
 
-// Query texts whose document passed Yoga's validation and has a plan, for `onRequest`. Bounded: a
+// Query texts whose document passed Yoga's validation and has a plan, for `onParams`. Bounded: a
 // text is kept only while there is room, and only up to MAX_KNOWN_TEXT characters.
 const MAX_KNOWN_TEXTS = 500;
 const MAX_KNOWN_TEXT = 16_384;
@@ -130,34 +125,13 @@ const MAX_KNOWN_TEXT = 16_384;
 // on to it, to be refused there.
 const PARAM_NAMES = new Set(['query', 'variables', 'operationName', 'extensions']);
 const isPlainObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-function acceptableParams(params: unknown): params is GraphQLParams & { query: string } {
-  if (!isPlainObject(params)) return false;
-  for (const key in params) if (params[key] != null && !PARAM_NAMES.has(key)) return false;
+function acceptableParams(params: GraphQLParams): boolean {
+  for (const key in params) if (params[key as keyof GraphQLParams] != null && !PARAM_NAMES.has(key)) return false;
   return (
-    typeof params['query'] === 'string' &&
-    (params['variables'] == null || isPlainObject(params['variables'])) &&
-    (params['extensions'] == null || isPlainObject(params['extensions'])) &&
-    (params['operationName'] == null || typeof params['operationName'] === 'string')
+    (params.variables == null || isPlainObject(params.variables)) &&
+    (params.extensions == null || isPlainObject(params.extensions)) &&
+    (params.operationName == null || typeof params.operationName === 'string')
   );
-}
-
-// A body Yoga's JSON request parser takes, of a length edge.ts's caps let through uncounted.
-function plainJsonPost(request: Request, maxBodyBytes: number): boolean {
-  if (request.method !== 'POST') return false;
-  const type = request.headers.get('content-type');
-  if (type !== 'application/json' && !type?.startsWith('application/json;')) return false;
-  const length = request.headers.get('content-length');
-  return length !== null && /^\d+$/.test(length) && Number(length) <= maxBodyBytes;
-}
-
-// The media type Yoga's result processors pick for an Accept header of one media type (the last
-// processor that matches wins, and JSON is last), or null for anything else, left to Yoga.
-function jsonMediaType(accept: string | null): 'application/json' | 'application/graphql-response+json' | null {
-  const header = (accept || '*/*').replace(/\s/g, '').toLowerCase();
-  const [type, ...params] = header.split(';');
-  if (header.includes(',') || params.some((param) => param.includes('charset=') && param !== 'charset=utf-8')) return null;
-  if (type === 'application/graphql-response+json') return type;
-  return type === '*/*' || type === 'application/*' || type === 'application/json' ? 'application/json' : null;
 }
 
 export function useDirectPages(schema: GraphQLSchema, server: DirectPagesServer, options: DirectPagesOptions = {}): Plugin {
@@ -178,47 +152,36 @@ export function useDirectPages(schema: GraphQLSchema, server: DirectPagesServer,
     return plan;
   };
   const known = new Map<string, DocumentNode>();
-  // A statement that failed in onRequest, by the request Yoga goes on with: onExecute returns it.
-  const failures = new WeakMap<Request, ExecutionResult>();
+  // A statement that failed in onParams, by the request's parameters: the request goes on through
+  // Yoga, and onExecute returns this.
+  const failures = new WeakMap<GraphQLParams, ExecutionResult>();
   return {
-    async onRequest({ request, url, endResponse, setRequest, fetchAPI }) {
-      if (!plainJsonPost(request, server.maxBodyBytes) || url.pathname !== server.endpoint) return;
-      const mediaType = jsonMediaType(request.headers.get('accept'));
-      if (!mediaType) return;
+    async onParams({ params, request, setResult }) {
+      const document = params.query === undefined ? undefined : known.get(params.query);
+      if (!document || !acceptableParams(params)) return;
+      const plan = planOf(document, params.operationName);
+      if (!plan || Number(request.headers.get('content-length') ?? 0) > server.maxBodyBytes) return;
       const principal = server.authenticate(request);
       if (!hasRole(principal, 'viewer')) return;
-      const body = await request.text();
-      const pass = () => {
-        const again = new fetchAPI.Request(request.url, { method: request.method, headers: request.headers, body, signal: request.signal });
-        setRequest(again);
-        return again;
-      };
-      let params: unknown;
-      try {
-        params = JSON.parse(body);
-      } catch {
-        return void pass();
-      }
-      const document = acceptableParams(params) ? known.get(params.query) : undefined;
-      const plan = document && planOf(document, (params as GraphQLParams).operationName);
-      if (!plan) return void pass();
       let prepared: Prepared;
       try {
-        prepared = plan.prepare((params as GraphQLParams).variables ?? {});
+        prepared = plan.prepare(params.variables ?? {});
       } catch {
-        return void pass();
+        return;
       }
       const result = await answer(server.db, plan, prepared);
-      if (result === null) return void pass();
-      if ('failed' in result) return void failures.set(pass(), result.failed);
-      options.onServed?.('onRequest');
-      endResponse(processRegularResult(textResult(result.text), fetchAPI, mediaType));
+      if (result === null) return;
+      if ('failed' in result) {
+        failures.set(params, result.failed);
+        return;
+      }
+      options.onServed?.('onParams');
+      setResult(textResult(result.text));
     },
     onExecute({ args, executeFn, setExecuteFn }) {
-      // Yoga's HTTP requests carry the request and parameters in the context; the WebSocket server
-      // passes its own.
-      const { request, params } = args.contextValue as Partial<YogaInitialContext>;
-      const failed = request && failures.get(request);
+      // Yoga's HTTP requests carry their parameters in the context; the WebSocket server passes its own.
+      const params = (args.contextValue as Partial<YogaInitialContext>).params;
+      const failed = params && failures.get(params);
       if (failed) {
         setExecuteFn(() => failed);
         return;
