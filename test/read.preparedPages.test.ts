@@ -80,6 +80,11 @@ describe('prepared pages', () => {
     ]);
   });
 
+  it('matches nothing for an empty list of statuses or error kinds, as before', async () => {
+    expect(await pageKeys({ statuses: [] })).toEqual([]);
+    expect(await pageKeys({ errorKinds: [], eventTypes: ['order.placed'] })).toEqual([]);
+  });
+
   it('writes only its own enum names into the SQL text', () => {
     expect(deadLetterWhereSql({ statuses: ['EXHAUSTED'], errorKinds: ['TIMEOUT', 'CRASH'] }).values).toEqual([]);
     expect(() => deadLetterWhereSql({ statuses: ["EXHAUSTED' or true --" as 'EXHAUSTED'] })).toThrow(/not a "DeadLetterStatus" value/);

@@ -88,6 +88,7 @@ export function errorTextSql(text: string, mode: ErrorTextMode): Prisma.Sql {
  * status would get one plan for PENDING, 40% of rows, and PROCESSING, a handful, alike).
  */
 function enumIn(column: Prisma.Sql, values: readonly string[], names: Record<string, string>, type: string): Prisma.Sql {
+  if (values.length === 0) return Prisma.sql`false`; // an empty list matches nothing, as `= any('{}')` did
   const literals = values.map((value) => {
     if (!Object.hasOwn(names, value)) throw new Error(`not a ${type} value: ${value}`);
     return `'${value}'`;
@@ -114,19 +115,19 @@ export function hasValueIndependentPlan(filter: DeadLetterFilter): boolean {
   );
 }
 
-/** Renders the filter as a boolean SQL expression over `dead_letters d`; values are bound. */
+/** Renders the filter as a boolean SQL expression over `dead_letters d`; values are bound, enum names are literals. */
 export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   // One value binds as `=`, not `= any(array)`: PostgreSQL 15 cannot return a `= any` index scan
   // in index order, so with an array it walks the created_at index and filters instead of using
   // the (column, created_at) index.
-  const oneOf = (column: Prisma.Sql, values: readonly string[], type: Prisma.Sql) =>
-    values.length === 1 ? Prisma.sql`${column} = ${values[0]}::${type}` : Prisma.sql`${column} = any(${values}::${type}[])`;
+  const oneOf = (column: Prisma.Sql, values: readonly string[]) =>
+    values.length === 1 ? Prisma.sql`${column} = ${values[0]}::text` : Prisma.sql`${column} = any(${values}::text[])`;
   if (filter.ids) parts.push(Prisma.sql`d.id = any(${filter.ids.map(String)}::bigint[])`);
   if (filter.statuses) parts.push(enumIn(Prisma.sql`d.status`, filter.statuses, DeadLetterStatus, '"DeadLetterStatus"'));
-  if (filter.eventTypes) parts.push(oneOf(Prisma.sql`d.event_type`, filter.eventTypes, Prisma.sql`text`));
-  if (filter.queues) parts.push(oneOf(Prisma.sql`d.queue`, filter.queues, Prisma.sql`text`));
-  if (filter.sources) parts.push(oneOf(Prisma.sql`d.source`, filter.sources, Prisma.sql`text`));
+  if (filter.eventTypes) parts.push(oneOf(Prisma.sql`d.event_type`, filter.eventTypes));
+  if (filter.queues) parts.push(oneOf(Prisma.sql`d.queue`, filter.queues));
+  if (filter.sources) parts.push(oneOf(Prisma.sql`d.source`, filter.sources));
   if (filter.orderingKey !== undefined) parts.push(Prisma.sql`d.ordering_key = ${filter.orderingKey}`);
   if (filter.errorKinds) parts.push(enumIn(Prisma.sql`d.error_kind`, filter.errorKinds, ErrorKind, '"ErrorKind"'));
   if (filter.errorText !== undefined) parts.push(errorTextSql(filter.errorText, 'index'));
