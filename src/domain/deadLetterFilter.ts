@@ -103,14 +103,18 @@ const VALUE_INDEPENDENT_PLAN = new Set<keyof DeadLetterFilter>(['ids', 'statuses
 const SINGLE_VALUED = ['eventTypes', 'queues', 'sources'] as const;
 
 /**
- * Whether a created-order page of this filter may run as a named prepared statement, whose plan
- * PostgreSQL reuses for other values once it finds a generic plan no dearer than the custom ones.
- * Enum values are literals (see enumIn); a list of several text values is left out, as are error
- * text, payload and the other ranges, whose best plan depends on how many rows the value matches.
+ * Whether a page of this filter in `order` may run as a named prepared statement, whose plan
+ * PostgreSQL reuses for other values once it finds a generic plan no dearer than the custom ones:
+ * in created order, or without a filter (the order's own index, nothing else). Enum values are
+ * literals (see enumIn); a list of several text values is left out, as are error text, payload
+ * and the other ranges, whose best plan depends on how many rows the value matches.
  */
-export function hasValueIndependentPlan(filter: DeadLetterFilter): boolean {
+export function hasValueIndependentPlan(filter: DeadLetterFilter, order: string): boolean {
+  const keys = Object.keys(filter);
+  if (keys.length === 0) return true;
   return (
-    Object.keys(filter).every((key) => VALUE_INDEPENDENT_PLAN.has(key as keyof DeadLetterFilter)) &&
+    order === 'CREATED_AT' &&
+    keys.every((key) => VALUE_INDEPENDENT_PLAN.has(key as keyof DeadLetterFilter)) &&
     SINGLE_VALUED.every((key) => (filter[key]?.length ?? 1) === 1)
   );
 }

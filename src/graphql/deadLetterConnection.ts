@@ -182,7 +182,7 @@ export async function readDeadLetterConnection(db: Db, args: DeadLetterConnectio
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
     : filtered && order.field !== 'CREATED_AT'
       ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : await readDeadLetterPage(db, { ...scan, where, prepare: hasValueIndependentPlan(filter) });
+      : await readDeadLetterPage(db, { ...scan, where, prepare: hasValueIndependentPlan(filter, order.field) });
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();

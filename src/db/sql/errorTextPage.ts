@@ -31,8 +31,8 @@ export async function readErrorTextPage(
   const rest = deadLetterWhereSql(others);
   const match = errorTextSql(errorText, 'scan');
   // Step 1's plan walks the order whatever the text is, so it may be prepared when the rest of
-  // the filter allows (see hasValueIndependentPlan: in created order, or no other filter).
-  const prepare = (page.field === 'CREATED_AT' || Object.keys(others).length === 0) && hasValueIndependentPlan(others);
+  // the filter allows.
+  const prepare = hasValueIndependentPlan(others, page.field);
   const windowed = await readDeadLetterPage(db, { ...page, where: rest, window: { rows: search.window, match }, prepare });
   if (windowed.length === page.limit) return windowed;
   const matches = await queryPg<{ id: string }>(db, Prisma.sql`
