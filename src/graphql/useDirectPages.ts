@@ -161,15 +161,7 @@ export function useDirectPages(schema: GraphQLSchema, server: DirectPagesServer,
       if (!document || !acceptableParams(params)) return;
       const plan = planOf(document, params.operationName);
       if (!plan || Number(request.headers.get('content-length') ?? 0) > server.maxBodyBytes) return;
-      const principal = server.authenticate(request);
-      if (!hasRole(principal, 'viewer')) return;
-      let prepared: Prepared;
-      try {
-        prepared = plan.prepare(params.variables ?? {});
-      } catch {
-        return;
-      }
-      const result = await answer(server.db, plan, prepared);
+      const result = await answer(server.db, server.authenticate(request), plan, params.variables ?? {});
       if (result === null) return;
       if ('failed' in result) {
         failures.set(params, result.failed);
@@ -193,14 +185,7 @@ export function useDirectPages(schema: GraphQLSchema, server: DirectPagesServer,
       const fallback = executeFn;
       setExecuteFn(async (execution: ExecutionArgs) => {
         const ctx = execution.contextValue as GraphQLContext;
-        if (!hasRole(ctx.principal, 'viewer')) return fallback(execution);
-        let prepared: Prepared;
-        try {
-          prepared = plan.prepare(execution.variableValues ?? {});
-        } catch {
-          return fallback(execution);
-        }
-        const result = await answer(ctx.db, plan, prepared);
+        const result = await answer(ctx.db, ctx.principal, plan, execution.variableValues ?? {});
         if (result === null) return fallback(execution);
         if ('failed' in result) return result.failed;
         options.onServed?.('onExecute');
@@ -210,8 +195,21 @@ export function useDirectPages(schema: GraphQLSchema, server: DirectPagesServer,
   };
 }
 
-/** The response's text, or the error where a statement failed; null leaves it to the executor. */
-async function answer(db: GraphQLContext['db'], plan: Plan, prepared: Prepared): Promise<{ text: string } | { failed: ExecutionResult } | null> {
+/**
+ * The response's text, or the error where a statement failed; null leaves the request to the
+ * executor: a caller without the viewer role, variables or arguments that do not coerce, a value
+ * the schema cannot represent.
+ */
+async function answer(
+  db: GraphQLContext['db'], principal: GraphQLContext['principal'], plan: Plan, variables: Record<string, unknown>,
+): Promise<{ text: string } | { failed: ExecutionResult } | null> {
+  if (!hasRole(principal, 'viewer')) return null;
+  let prepared: Prepared;
+  try {
+    prepared = plan.prepare(variables);
+  } catch {
+    return null;
+  }
   const failed = (error: unknown, nodes: FieldNode[], path: string[]) => ({
     failed: { errors: [locatedError(error, nodes, path)], data: null },
   });
