@@ -1,3 +1,4 @@
+import DataLoader from 'dataloader';
 import { ActionKind } from '../generated/prisma/enums.ts';
 import type { DeadLetterAction, DeliveryAttempt } from '../generated/prisma/client.ts';
 import { builder, type GraphQLContext } from './builder.ts';
@@ -38,50 +39,41 @@ const TimelineEntryRef = builder.objectRef<TimelineEntry>('TimelineEntry').imple
 });
 
 // A page of 50 dead letters asks for 50 histories (and 50 attempt lists for timelines) in one
-// pass of the executor. Each request's asks are gathered and read with one statement per kind,
-// instead of one statement per dead letter: a 50-row page with `timeline` made 101 statements.
-const actionsOf = perRequestBatch<DeadLetterAction>((ctx, ids) =>
+// pass of the executor. Each request's asks are gathered by a DataLoader and read with one
+// statement per kind, instead of one statement per dead letter: a 50-row page with `timeline` made
+// 101 statements.
+const actionsOf = perRequestLoader<DeadLetterAction>((ctx, ids) =>
   ctx.db.deadLetterAction.findMany({ where: { deadLetterId: { in: ids } }, orderBy: { id: 'asc' } }),
 );
-const attemptsOf = perRequestBatch<DeliveryAttempt>((ctx, ids) =>
+const attemptsOf = perRequestLoader<DeliveryAttempt>((ctx, ids) =>
   ctx.db.deliveryAttempt.findMany({ where: { deadLetterId: { in: ids } }, orderBy: [{ deadLetterId: 'asc' }, { attemptNumber: 'asc' }] }),
 );
 
 /**
  * `read(ctx, deadLetterId)`: the rows of one dead letter, from one statement for all the ids the
- * same request asks for before its promises settle (as DataLoader batches). Rows keep the order
- * the statement gives them.
+ * same request asks for together. Rows keep the order the statement gives them. Nothing is
+ * cached between batches, so a mutation that changes a history and then shows it reads it anew.
  */
-function perRequestBatch<R extends { deadLetterId: bigint }>(load: (ctx: GraphQLContext, ids: bigint[]) => Promise<R[]>) {
-  const pending = new WeakMap<GraphQLContext, Map<bigint, PromiseWithResolvers<R[]>>>();
-  const dispatch = (ctx: GraphQLContext) => {
-    const batch = pending.get(ctx)!;
-    pending.delete(ctx);
-    load(ctx, [...batch.keys()]).then(
-      (rows) => {
-        const byId = new Map<bigint, R[]>();
-        for (const row of rows) {
-          const list = byId.get(row.deadLetterId);
-          if (list) list.push(row);
-          else byId.set(row.deadLetterId, [row]);
-        }
-        for (const [id, waiter] of batch) waiter.resolve(byId.get(id) ?? []);
-      },
-      (error: unknown) => {
-        for (const waiter of batch.values()) waiter.reject(error);
-      },
-    );
-  };
+function perRequestLoader<R extends { deadLetterId: bigint }>(load: (ctx: GraphQLContext, ids: bigint[]) => Promise<R[]>) {
+  const loaders = new WeakMap<GraphQLContext, DataLoader<bigint, R[]>>();
   return (ctx: GraphQLContext, id: bigint): Promise<R[]> => {
-    let batch = pending.get(ctx);
-    if (!batch) {
-      pending.set(ctx, (batch = new Map()));
-      // After the promises already settled have run their callbacks, as DataLoader schedules.
-      void Promise.resolve().then(() => process.nextTick(dispatch, ctx));
+    let loader = loaders.get(ctx);
+    if (!loader) {
+      loader = new DataLoader<bigint, R[]>(
+        async (ids) => {
+          const byId = new Map<bigint, R[]>();
+          for (const row of await load(ctx, [...new Set(ids)])) {
+            const list = byId.get(row.deadLetterId);
+            if (list) list.push(row);
+            else byId.set(row.deadLetterId, [row]);
+          }
+          return ids.map((key) => byId.get(key) ?? []);
+        },
+        { cache: false },
+      );
+      loaders.set(ctx, loader);
     }
-    let waiter = batch.get(id);
-    if (!waiter) batch.set(id, (waiter = Promise.withResolvers<R[]>()));
-    return waiter.promise;
+    return loader.load(id);
   };
 }
 
