@@ -227,7 +227,7 @@ async function main(): Promise<void> {
   const rivalPool = new pg.Pool({ connectionString: BENCH_URL, max: 4, application_name: 'postgraphile-bench' });
   const rival = await createPostGraphileRival(rivalPool);
   const { rows } = await pool.query('select count(*)::int as n from dead_letters');
-  console.log(`Rows: ${rows[0].n}. Iterations per shape: ${ITERATIONS} (fewer where marked), after 10 warm-ups; GraphQL, SQL and PostGraphile samples alternate.\n`);
+  console.log(`Rows: ${rows[0].n}. Iterations per shape: ${ITERATIONS} (fewer where marked), after ${WARMUPS > 10 && WARMUP_MS > 0 ? `10 to ${WARMUPS} warm-ups (past 10, for at most ${WARMUP_MS} ms)` : `${Math.min(WARMUPS, 10)} warm-ups`}; GraphQL, SQL and PostGraphile samples alternate.\n`);
   console.log('| query shape | GraphQL p50 | GraphQL p95 | SQL p50 | SQL p95 | GraphQL/SQL p50 | PostGraphile p50 | PostGraphile p95 | Lazarus/PostGraphile p50 |');
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   const plans: string[] = [];
