@@ -8,7 +8,10 @@ COPY package.json package-lock.json ./
 COPY scripts ./scripts
 COPY prisma ./prisma
 COPY prisma.config.ts ./
-# Full install (dev dependencies included) so `prisma generate` can run in the postinstall hook.
+COPY client ./client
+COPY src/client ./src/client
+# Full install (dev dependencies included) so `prisma generate` and the client build can run in
+# the postinstall hook.
 RUN npm ci --no-audit --no-fund
 
 FROM node:24-bookworm-slim AS prod-deps

@@ -10,12 +10,22 @@
 // BENCH_SERVICE_NODE_ARGS (extra node flags for the service process), BENCH_INSERT_CONNECTIONS (32:
 // NOTIFY serialises commits, so under load an INSERT waits its turn and 8 connections could not
 // keep 1,000/s), BENCH_INGEST_ROUNDS (3 rounds each of triggers on and off, best of each kept).
+// Then the periodic-work phases: one subscriber selecting `payload`, the same inserts, while the
+// service's periodic database work runs beside them (rollup compaction over BENCH_LEDGER_ROWS
+// ledger rows, retention over BENCH_PURGE_ROWS finished events), once as the service runs it now
+// (short batches) and once as it ran before (one statement for the whole ledger, 5,000-row purges).
+// Each reports the feed's latency next to the commit-ack latency of the same INSERTs; the bar is
+// feed p99 ≤ 2 × commit-ack p99.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
+import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
+import { compactRollups } from '../src/domain/statsRollups.ts';
+import { RETENTION_BATCH } from '../src/retry/startRetryLoop.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 
 const adminUrl = process.env.BENCH_ADMIN_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -26,7 +36,11 @@ const ingestSeconds = Number(process.env.BENCH_INGEST_SECONDS ?? 5);
 const ingestRounds = Number(process.env.BENCH_INGEST_ROUNDS ?? 3);
 const insertConnections = Number(process.env.BENCH_INSERT_CONNECTIONS ?? 8);
 
+const ledgerRows = Number(process.env.BENCH_LEDGER_ROWS ?? 90_000);
+const purgeRows = Number(process.env.BENCH_PURGE_ROWS ?? 50_000);
+
 const QUERY = 'subscription { deadLetterAdded(filter: { eventTypes: ["bench"] }) { deadLetter { id } } }';
+const PAYLOAD_QUERY = 'subscription { deadLetterAdded(filter: { eventTypes: ["bench"] }) { deadLetter { id payload } } }';
 
 function startService(databaseUrl: string): Promise<{ url: string; stop: () => Promise<void> }> {
   const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
@@ -60,12 +74,12 @@ interface SseWorkers {
 }
 
 /** Spreads `subscribers` SSE clients over worker threads. */
-async function startSseWorkers(url: string, subscribers: number, capacity: number): Promise<SseWorkers> {
+async function startSseWorkers(url: string, subscribers: number, capacity: number, query = QUERY): Promise<SseWorkers> {
   const script = new URL('./sseWorker.ts', import.meta.url);
   const sizes = Array.from({ length: Math.min(WORKERS, subscribers) }, (_, i) => Math.floor(subscribers / WORKERS) + (i < subscribers % WORKERS ? 1 : 0));
   const workers = await Promise.all(
     sizes.map(async (count) => {
-      const worker = new Worker(script, { workerData: { url, count, query: QUERY, capacity } });
+      const worker = new Worker(script, { workerData: { url, count, query, capacity } });
       await waitFor(worker, 'ready');
       return worker;
     }),
@@ -105,8 +119,15 @@ function percentiles(values: number[]) {
   return { n: s.length, p50: +p(0.5).toFixed(2), p95: +p(0.95).toFixed(2), p99: +p(0.99).toFixed(2), max: +(s.at(-1) ?? NaN).toFixed(2) };
 }
 
-async function latencyPhase(url: string, databaseUrl: string, subscribers: number) {
+interface PhaseOptions {
+  query?: string;
+  /** Work to run beside the inserts, started before the first and stopped after the last. */
+  background?: () => { stop(): Promise<unknown> };
+}
+
+async function latencyPhase(url: string, databaseUrl: string, subscribers: number, options: PhaseOptions = {}) {
   const sent = new Map<number, number>();
+  const acks: number[] = [];
   const raw = new Map<number, number>();
   const listener = new pg.Client({ connectionString: databaseUrl });
   await listener.connect();
@@ -116,7 +137,7 @@ async function latencyPhase(url: string, databaseUrl: string, subscribers: numbe
   });
   await listener.query('LISTEN lazarus_changes');
   const total = rate * seconds;
-  const sse = await startSseWorkers(url, subscribers, total + 1_000);
+  const sse = await startSseWorkers(url, subscribers, total + 1_000, options.query);
   const pool = new pg.Pool({ connectionString: databaseUrl, max: insertConnections });
   // The scratch database is dropped WITH (FORCE) at the end; an idle client's error then is expected.
   pool.on('error', () => {});
@@ -125,9 +146,10 @@ async function latencyPhase(url: string, databaseUrl: string, subscribers: numbe
     // Timed from when the INSERT is sent (not from waiting for a pooled connection).
     const t0 = epochNow();
     try {
-      const { rows } = await client.query<{ id: string }>(`insert into dead_letters (event_type) values ('bench') returning id::text`);
+      const { rows } = await client.query<{ id: string }>(`insert into dead_letters (event_type, payload) values ('bench', '{"order": {"id": 7, "lines": [1, 2, 3]}}') returning id::text`);
       const id = Number(rows[0]!.id);
       sent.set(id, t0);
+      acks.push(epochNow() - t0);
       return id;
     } finally {
       client.release();
@@ -139,7 +161,9 @@ async function latencyPhase(url: string, databaseUrl: string, subscribers: numbe
   await sse.clear(baseId);
   sent.clear();
   raw.clear();
+  acks.length = 0;
 
+  const background = options.background?.();
   const started = performance.now();
   const inflight = new Set<Promise<void>>();
   for (let i = 0; i < total; i++) {
@@ -151,6 +175,7 @@ async function latencyPhase(url: string, databaseUrl: string, subscribers: numbe
   }
   await Promise.all(inflight);
   const elapsed = (performance.now() - started) / 1000;
+  const periodicStatementsMs = await background?.stop();
   const deadline = performance.now() + 15_000;
   while (performance.now() < deadline && (await sse.counts()).some((n) => n < sent.size)) await new Promise((r) => setTimeout(r, 100));
 
@@ -167,7 +192,67 @@ async function latencyPhase(url: string, databaseUrl: string, subscribers: numbe
   }
   await listener.end();
   await pool.end();
-  return { subscribers, inserted: sent.size, achievedRate: Math.round(sent.size / elapsed), rawListen: percentiles(rawLatencies), lazarusSse: percentiles(sseLatencies), missed, disconnectedTooSlow: tooSlow };
+  return {
+    subscribers, inserted: sent.size, achievedRate: Math.round(sent.size / elapsed), commitAck: percentiles(acks),
+    ...(periodicStatementsMs !== undefined && { periodicStatementsMs }),
+    rawListen: percentiles(rawLatencies), lazarusSse: percentiles(sseLatencies), missed, disconnectedTooSlow: tooSlow,
+  };
+}
+
+/** A retention backlog of finished events and a rollup ledger of zero-sum delta rows, as hours of traffic leave them. */
+async function seedPeriodicWork(databaseUrl: string) {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  await pool.query(`insert into dead_letters (event_type, status, resolved_at, next_attempt_at, payload)
+                    select 'old', 'SUCCEEDED', now() - interval '40 days', null, jsonb_build_object('n', g) from generate_series(1, $1::int) g`, [purgeRows]);
+  await pool.query(`insert into dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
+                    select date_trunc('hour', now()) - (g % 500) * interval '1 hour', 'ledger.' || (g % 40), 'default', 'UNKNOWN', 'PENDING',
+                           case when g % 2 = 0 then 1 else -1 end, 0
+                      from generate_series(1, $1::int) g`, [ledgerRows]);
+  await pool.end();
+}
+
+/**
+ * The service's periodic database work, in a loop until stopped: `batched` as the service runs it
+ * now, otherwise as it ran before (the whole ledger in one statement, 5,000-row purges).
+ */
+function periodicWork(databaseUrl: string, batched: boolean): () => { stop(): Promise<unknown> } {
+  return () => {
+    const handle = createDb(databaseUrl, { poolMax: 2, acquireTimeoutMs: 5_000, statementTimeoutMs: 60_000, applicationName: 'bench-periodic' });
+    let running = true;
+    const statements: number[] = [];
+    const timed = async (work: () => Promise<unknown>) => {
+      const t0 = performance.now();
+      await work();
+      statements.push(performance.now() - t0);
+    };
+    const loop = (async () => {
+      while (running) {
+        if (batched) {
+          let t0 = performance.now();
+          await compactRollups(handle.db, { onBatch: () => {
+            statements.push(performance.now() - t0);
+            t0 = performance.now();
+          } });
+        }
+        else await timed(() => handle.db.$queryRaw`select lazarus_compact_rollups()`);
+        const batch = batched ? RETENTION_BATCH : 5_000;
+        for (let purged = batch; running && purged === batch;) {
+          const t0 = performance.now();
+          purged = (await purgeFinishedDeadLetters(handle.db, 30 * 86_400_000, batch)) ?? 0;
+          statements.push(performance.now() - t0);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    return {
+      async stop() {
+        running = false;
+        await loop;
+        await handle.close();
+        return percentiles(statements);
+      },
+    };
+  };
 }
 
 async function ingestRun(databaseUrl: string, notifyOn: boolean): Promise<number> {
@@ -200,6 +285,12 @@ try {
     const r = await latencyPhase(service.url, databaseUrl, n);
     console.log(JSON.stringify(r));
     results.push(r);
+  }
+  for (const batched of [true, false]) {
+    await seedPeriodicWork(databaseUrl);
+    const r = await latencyPhase(service.url, databaseUrl, 1, { query: PAYLOAD_QUERY, background: periodicWork(databaseUrl, batched) });
+    const bar = r.lazarusSse.p99 <= 2 * r.commitAck.p99;
+    console.log(JSON.stringify({ periodicWork: batched ? 'short batches (now)' : 'one statement (before)', ...r, bar: `feed p99 ≤ 2 × commit-ack p99: ${bar ? 'met' : 'NOT met'}` }));
   }
   await service.stop();
   const ingest: { notifyOn: number[]; notifyOff: number[] } = { notifyOn: [], notifyOff: [] };

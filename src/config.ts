@@ -23,6 +23,7 @@ export const DEFAULT_RETRY_CONCURRENCY = 10;
 export const DEFAULT_RETRY_LEASE_SECONDS = 30;
 export const DEFAULT_RETRY_POOL_MAX = 4;
 export const DEFAULT_RETENTION_DAYS = 30;
+export const DEFAULT_METRICS_MAX_EVENT_TYPES = 50;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -69,6 +70,7 @@ const envSchema = z.object({
   RETRY_LEASE_SECONDS: z.coerce.number().int().min(2).max(3_600).default(DEFAULT_RETRY_LEASE_SECONDS),
   RETRY_POOL_MAX: z.coerce.number().int().min(2).max(100).default(DEFAULT_RETRY_POOL_MAX),
   RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(DEFAULT_RETENTION_DAYS),
+  LAZARUS_METRICS_MAX_EVENT_TYPES: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_METRICS_MAX_EVENT_TYPES),
 });
 
 export interface Config {
@@ -142,6 +144,10 @@ export interface Config {
     /** Purge SUCCEEDED/RESOLVED/DISCARDED events older than this many days; 0 keeps them. Default 30. */
     readonly retentionDays: number;
   };
+  readonly metrics: {
+    /** Distinct `event_type` label values per metric on /metrics; the rest are `_other`. Default 50. */
+    readonly maxEventTypes: number;
+  };
 }
 
 export interface ApiKeyConfig {
@@ -200,6 +206,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       poolMax: e.RETRY_POOL_MAX,
       retentionDays: e.RETENTION_DAYS,
     }),
+    metrics: Object.freeze({ maxEventTypes: e.LAZARUS_METRICS_MAX_EVENT_TYPES }),
   });
 }
 

@@ -9,6 +9,7 @@ import { createDb } from './db/createDb.ts';
 import { startEmbeddedPostgres } from './db/embedded.ts';
 import { describeConnectionError, isConnectionError } from './db/errors.ts';
 import { migrate, readMigrations } from './db/migrate.ts';
+import { createOutageLog } from './db/outageLog.ts';
 import { createGraphQLServer } from './graphql/server.ts';
 import { limitRequestBody } from './http/bodyLimit.ts';
 import { startRedriveRunner } from './redrive/redriveRunner.ts';
@@ -64,17 +65,19 @@ export async function startService(config: Config, logger: Logger, options: Retr
     });
     const migrationNames = (await readMigrations()).map((m) => m.name);
 
+    // One outage, one line: every loop below reports database trouble here.
+    const outage = createOutageLog(logger);
     const api = createDb(databaseUrl, {
       ...config.db,
       applicationName: 'lazarus-api',
-      onIdleError: (error) => logger.warn({ err: error.message }, 'an idle API database connection broke'),
+      onIdleError: (error) => outage.failed(error, 'an idle API database connection broke'),
     });
     undo.push(() => api.close());
 
     // The feed registers its handlers and takes its cursor before LISTEN starts; the listener's
     // first `connected` then triggers the first catch-up.
-    const listener = createChangeListener({ url: databaseUrl, logger });
-    const feed = createChangeFeed({ db: api.db, listener, events: createLivePubSub(), logger });
+    const listener = createChangeListener({ url: databaseUrl, logger, outage });
+    const feed = createChangeFeed({ db: api.db, listener, events: createLivePubSub(), logger, outage });
     await feed.start();
     undo.push(() => feed.stop());
     await listener.start();
@@ -115,18 +118,19 @@ export async function startService(config: Config, logger: Logger, options: Retr
     });
     undo.push(async () => yoga.dispose());
 
-    const redrives = startRedriveRunner({ db: api.db, logger });
+    const redrives = startRedriveRunner({ db: api.db, logger, outage });
     undo.push(() => redrives.stop());
 
     const rollups = startRollupCompaction({ db: api.db, logger });
     undo.push(() => rollups.stop());
 
-    const metrics = createRetryMetrics(api.db);
-    registerLiveMetrics(metrics.registry, { listener, feed, health });
+    const metrics = createRetryMetrics(api.db, { maxEventTypes: config.metrics.maxEventTypes });
+    metrics.setDeliverySlots(config.retry.enabled ? config.retry.concurrency : 0);
+    registerLiveMetrics(metrics.registry, { db: api.db, listener, feed, health });
     if (config.retry.enabled) {
       // The change feed's hints wake the loop at once; its own timer still polls without them.
       const wake = options.wake ?? wakeOnDeadLetterHints(listener);
-      const retry = startRetryService(databaseUrl, config, logger, { ...options, wake, metrics });
+      const retry = startRetryService(databaseUrl, config, logger, { ...options, wake, metrics, outage });
       undo.push(() => retry.stop());
     }
 

@@ -7,6 +7,7 @@ import { MAX_REQUEST_BODY_BYTES } from '../src/graphql/edge.ts';
 import { limitRequestBody } from '../src/http/bodyLimit.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute, testServer } from './helpers/graphql.ts';
+import { startLiveServer } from './helpers/live.ts';
 
 const t = useTestDatabase();
 
@@ -15,6 +16,32 @@ function serverWith(http: Partial<Config['http']> = {}) {
 }
 
 describe('query limits', () => {
+  it.each([1_500, 3_000, 5_000, 10_000])('refuses a list literal nested %i deep with a coded parse error', async (depth) => {
+    const query = `{ deadLetter(id: ${'['.repeat(depth)}1${']'.repeat(depth)}) { id } }`;
+
+    const { status, body } = await execute(serverWith(), query);
+
+    expect(status).toBeLessThan(500);
+    expect(body.errors?.map((e) => e.extensions?.code)).toEqual(['GRAPHQL_PARSE_FAILED']);
+  });
+
+  it('refuses every out-of-range count argument of the schema with BAD_USER_INPUT', async () => {
+    const queries = [
+      '{ redrives(first: -5) { id } }',
+      '{ redrives(first: 0) { id } }',
+      '{ redrives(first: 101) { id } }',
+      '{ deadLetters(first: -5) { totalCount } }',
+      '{ deadLetters(last: -5) { totalCount } }',
+      '{ deadLetters { boundedCount(limit: -5) { count } } }',
+      '{ deadLetterStats { topErrors(limit: -5) { count } } }',
+      '{ deadLetterStats { blockedKeys(limit: -5) { orderingKey } } }',
+    ];
+    for (const query of queries) {
+      const { body } = await execute(serverWith(), query);
+      expect({ query, codes: body.errors?.map((e) => e.extensions?.code) }).toEqual({ query, codes: ['BAD_USER_INPUT'] });
+    }
+  });
+
   it('rejects a query nested deeper than the limit', async () => {
     const tooDeep = '{ deadLetters { edges { node { deliveryAttempts { a { b { c { d { e } } } } } } } } }';
     const { body } = await execute(serverWith(), tooDeep);
@@ -68,6 +95,38 @@ describe('CSRF and CORS', () => {
     const withHeader = await server.fetch(url, { method: 'GET', headers: { 'x-graphql-yoga-csrf': '1' } });
     expect(bare.status).toBe(403);
     expect(withHeader.status).toBe(200);
+  });
+
+  it('streams a subscription over GET text/event-stream without the header, as EventSource and GraphiQL send it', async () => {
+    const live = await startLiveServer({ databaseUrl: t.url, db: t.db });
+    const controller = new AbortController();
+    try {
+      const response = await fetch(`${live.url}?query=${encodeURIComponent('subscription { deadLetterStatsChanged { total } }')}`, {
+        headers: { accept: 'text/event-stream' }, signal: controller.signal,
+      });
+      const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader();
+      let text = '';
+      while (!text.includes('event: next')) text += (await reader.read()).value ?? '';
+      while (!text.includes('\n\n', text.indexOf('event: next'))) text += (await reader.read()).value ?? '';
+
+      expect(response.status).toBe(200);
+      expect(text).toMatch(/"deadLetterStatsChanged":\{"total":0\}/);
+    } finally {
+      controller.abort();
+      await live.close();
+    }
+  });
+
+  it.each([
+    ['a query', '{ deadLetters { totalCount } }'],
+    ['a mutation', 'mutation { pauseEventType(eventType: "x") { paused } }'],
+  ])('still refuses %s over GET text/event-stream without the header, and writes nothing', async (_kind, query) => {
+    const response = await serverWith().fetch('http://lazarus/graphql?query=' + encodeURIComponent(query), { method: 'GET', headers: { accept: 'text/event-stream' } });
+    const text = await response.text();
+
+    expect(text).not.toMatch(/"data":\{"(deadLetters|pauseEventType)"/);
+    expect(text).toMatch(/CSRF|POST request/);
+    expect(await t.db.retryPolicy.count({ where: { eventType: 'x' } })).toBe(0);
   });
 
   it('grants no cross-origin access by default', async () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { testServer } from './helpers/graphql.ts';
+import { startLiveServer } from './helpers/live.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const t = useTestDatabase();
@@ -55,4 +56,33 @@ describe('GraphiQL', () => {
     expect(response).toContain('"totalCount": 1');
     expect(response).toContain('order.placed');
   });
+
+  it('runs the preloaded subscription tab and shows an event that a plain SQL INSERT produced', async () => {
+    const live = await startLiveServer({ databaseUrl: t.url, db: t.db, graphiql: true });
+    const page = await browser.newPage();
+    try {
+      await page.goto(live.url);
+      const tab = page.locator('button.graphiql-tab-button[title="DeadLetterChanges"]');
+      // The tab strip animates into place after load; a click is taken once the tab is selected.
+      await tab.dispatchEvent('click');
+      await page.locator('li.graphiql-tab-active', { has: tab }).waitFor();
+      await page.locator('.graphiql-execute-button').click();
+      // Subscribed once the feed has a listener: only then is a new row this tab's to see.
+      for (const deadline = Date.now() + 15_000; live.feed.events.listenerCount() === 0;) {
+        if (Date.now() > deadline) throw new Error(`GraphiQL never subscribed; it shows: ${await page.locator('.graphiql-response').innerText()}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await t.handle.pool.query(`insert into dead_letters (event_type, payload, error_message) values ('invoice.sent', '{"n": 1}', 'from psql')`);
+
+      await page.locator('.graphiql-response').getByText('invoice.sent').first().waitFor({ timeout: 15_000 });
+      const response = (await page.locator('.graphiql-response').innerText()).replace(/\s+/g, ' ');
+
+      expect(response).toContain('"isNew": true');
+      expect(response).not.toContain('CSRF');
+    } finally {
+      await page.close();
+      await live.close();
+    }
+  });
 });
+

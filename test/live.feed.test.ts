@@ -76,7 +76,7 @@ describe('the change feed', () => {
   it('delivers rows of two transactions that commit out of change order, both once, in commit order', async () => {
     live = await startLiveServer({ databaseUrl: t.url, db: t.db, fallbackPollMs: 600_000 });
     const seen: string[] = [];
-    live.feed.events.onBatch((batch: ChangeBatch) => seen.push(...batch.deadLetters.map((e) => e.deadLetter.eventType)));
+    live.feed.events.onBatch((batch: ChangeBatch) => seen.push(...batch.deadLetters.map((e) => e.deadLetter!.eventType)));
     const early = await sql.connect();
     const late = await sql.connect();
     try {
@@ -117,7 +117,12 @@ describe('the change feed', () => {
   it('notices a half-open LISTEN connection through its paranoid check, reconnects and catches up', async () => {
     const proxy = await startBlackholeProxy(t.url);
     try {
-      live = await startLiveServer({ databaseUrl: t.url, db: t.db, listenUrl: proxy.url, fallbackPollMs: 600_000, paranoidCheckMs: 300, queryTimeoutMs: 300 });
+      // The dead connection is noticed after a check and its timeout; reconnect attempts then come
+      // at most every 500 ms. On a loaded machine a 300 ms query timeout also failed the *new*
+      // connection's checks, and the default backoff (up to 30 s) outlasted the test.
+      live = await startLiveServer({
+        databaseUrl: t.url, db: t.db, listenUrl: proxy.url, fallbackPollMs: 600_000, paranoidCheckMs: 300, queryTimeoutMs: 2_000, maxBackoffMs: 500,
+      });
       const reconnected = new Promise<void>((resolve) => live!.listener.onConnected(resolve));
       const subscriber = await sse<Added>(ADDED);
       proxy.blackholeOpenConnections();
@@ -167,7 +172,7 @@ describe('the change feed', () => {
     const elapsed = performance.now() - started;
     for (const off of unsubscribe) off();
 
-    expect(batches.flatMap((b) => b.deadLetters.map((e) => String(e.deadLetter.id))).sort()).toEqual([...ids].sort());
+    expect(batches.flatMap((b) => b.deadLetters.map((e) => String(e.deadLetter!.id))).sort()).toEqual([...ids].sort());
     // One read per 25 ms at most, plus the first read of the burst and the catch-up reads.
     expect(batches.length).toBeLessThanOrEqual(Math.ceil(elapsed / 25) + 3);
     expect(batches.length).toBeLessThan(ids.length / 2);

@@ -25,6 +25,8 @@ describe('deadLetter(id) history and timeline', () => {
   it('tells the event’s story: actions in order with payload before/after, merged with attempts by time', async () => {
     const dl = await insertDeadLetter(t.db, { payload: { qty: 1 } });
     const other = await insertDeadLetter(t.db);
+    // The story is written by hand here, the RECORDED step included (the insert wrote one of its own).
+    await t.db.deadLetterAction.deleteMany({ where: { action: 'RECORDED' } });
     await t.db.deadLetterAction.createMany({
       data: [
         { deadLetterId: dl.id, action: 'RECORDED', actor: 'producer', createdAt: at(0) },
@@ -100,5 +102,23 @@ describe('deadLetter(id) history and timeline', () => {
     for (const { id, ...story } of nodes) expect(story).toEqual(expected.get(id));
     // The page, the actions of all its events, their attempts: 101 statements before.
     expect(statements).toBe(3);
+  });
+});
+
+describe('the RECORDED step', () => {
+  it('starts the story of a row inserted by plain SQL, once, at its creation, with the database role as actor', async () => {
+    const { rows } = await t.handle.pool.query<{ id: string; created_at: Date; role: string }>(
+      `insert into dead_letters (event_type, payload) values ('sql.made', '{}'), ('sql.made', '{}') returning id, created_at, session_user as role`);
+    const recorded = await execute(server, 'mutation { recordDeadLetter(input: { eventType: "api.made", payload: {} }) { ... on RecordedDeadLetter { id } } }');
+    const apiId = (recorded.body.data as { recordDeadLetter: { id: string } }).recordDeadLetter.id;
+
+    const stories = await Promise.all([...rows.map((r) => r.id), apiId].map(async (id) =>
+      (await execute<{ deadLetter: { history: { action: string; actor: string; createdAt: string }[] } }>(server, 'query ($id: ID!) { deadLetter(id: $id) { history { action actor createdAt } } }', { id })).body.data!.deadLetter.history));
+
+    expect(stories[0]).toEqual([{ action: 'RECORDED', actor: `sql:${rows[0]!.role}`, createdAt: rows[0]!.created_at.toISOString() }]);
+    expect(stories[1]).toEqual([{ action: 'RECORDED', actor: `sql:${rows[1]!.role}`, createdAt: rows[1]!.created_at.toISOString() }]);
+    // The service writes its own RECORDED (with the caller's name) and gets no second one.
+    expect(stories[2]!.map((h) => h.action)).toEqual(['RECORDED']);
+    expect(stories[2]![0]!.actor).not.toMatch(/^sql:/);
   });
 });

@@ -171,3 +171,22 @@ describe('deadLetterStats from rollups', () => {
     expect(await stats(filter, at(2, 30))).toEqual(await stats({ ...filter, sources: ['s'] }, at(2, 30)));
   });
 });
+
+describe('compaction in batches', () => {
+  it('folds the ledger in many short statements, each over at most its batch of rows, to the same sums', async () => {
+    await seed(30);
+    await t.handle.pool.query(`update dead_letters set status = 'RESOLVED', resolved_by = 'x'`);
+    const { rows } = await t.handle.pool.query<{ n: number }>('select count(*)::int as n from dead_letter_rollups');
+    const batches: { ledger: string; scanned: number }[] = [];
+
+    await compactRollups(t.db, { batchRows: 10, onBatch: (ledger, b) => batches.push({ ledger, scanned: b.scanned }) });
+
+    // A batch folds every row of the groups its 10 rows belong to, so it can take more than 10.
+    expect(rows[0]!.n).toBeGreaterThan(30);
+    expect(batches.filter((b) => b.ledger === 'rollups').length).toBeGreaterThan(1);
+    expect(Math.max(...batches.map((b) => b.scanned))).toBeLessThanOrEqual(10);
+    const groups = await expectRollupsEqualScan();
+    const after = await t.handle.pool.query<{ n: number }>('select count(*)::int as n from dead_letter_rollups');
+    expect(after.rows[0]!.n).toBe(groups.length);
+  });
+});

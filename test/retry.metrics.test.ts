@@ -31,3 +31,33 @@ describe('retry metrics', () => {
     expect(age).toBeGreaterThanOrEqual(59);
   });
 });
+
+describe('the event_type label', () => {
+  it('keeps the largest types past the cap on the backlog gauge and sums the rest as _other', async () => {
+    const metrics = createRetryMetrics(t.db, { maxEventTypes: 2 });
+    for (const [eventType, n] of [['a', 3], ['b', 1], ['c', 5], ['d', 1]] as const) {
+      for (let i = 0; i < n; i++) await insertDeadLetter(t.db, { eventType, status: 'EXHAUSTED' });
+    }
+
+    const text = await metrics.registry.metrics();
+
+    const series = text.split('\n').filter((l) => l.startsWith('lazarus_dead_letters{')).sort();
+    expect(series).toEqual([
+      'lazarus_dead_letters{status="EXHAUSTED",event_type="_other"} 2',
+      'lazarus_dead_letters{status="EXHAUSTED",event_type="a"} 3',
+      'lazarus_dead_letters{status="EXHAUSTED",event_type="c"} 5',
+    ]);
+  });
+
+  it('counts attempts of types past the cap as _other, keeping the types it saw first', async () => {
+    const metrics = createRetryMetrics(t.db, { maxEventTypes: 2 });
+    for (const eventType of ['a', 'b', 'c', 'a', 'd']) metrics.observeAttempt(eventType, 'FAILED', 5);
+
+    const text = await metrics.registry.metrics();
+
+    expect(text).toContain('lazarus_delivery_attempts_total{event_type="a",outcome="FAILED"} 2');
+    expect(text).toContain('lazarus_delivery_attempts_total{event_type="b",outcome="FAILED"} 1');
+    expect(text).toContain('lazarus_delivery_attempts_total{event_type="_other",outcome="FAILED"} 2');
+    expect(text).toContain('lazarus_delivery_duration_seconds_count{event_type="_other"} 2');
+  });
+});

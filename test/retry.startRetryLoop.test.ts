@@ -4,7 +4,7 @@ import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters
 import type { Deliver } from '../src/retry/delivery.ts';
 import { createRetryMetrics } from '../src/retry/metrics.ts';
 import { createSlots } from '../src/retry/slots.ts';
-import { startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/retry/startRetryLoop.ts';
+import { RETENTION_BATCH, startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/retry/startRetryLoop.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { attemptsOf, setPolicy, silentLogger, statusOf } from './helpers/retry.ts';
@@ -288,5 +288,64 @@ describe('purgeFinishedDeadLetters', () => {
 
     const left = await t.db.deadLetter.findMany({ select: { id: true }, orderBy: { id: 'asc' } });
     expect(left.map((r) => r.id)).toEqual(kept.map((r) => r.id));
+  });
+});
+
+describe('the policy and the clock the loop follows', () => {
+  it('delivers an event of a type whose policy was created a moment ago under that policy, charging nothing to "*"', async () => {
+    const delivered: { type: string; target: string | null }[] = [];
+    const loop = start(async (event, policy) => {
+      delivered.push({ type: event.eventType, target: policy.targetUrl });
+      return policy.targetUrl ? ok : { ok: false, outcome: 'FAILED', errorMessage: 'no delivery target configured', statusCode: null, responseBody: null, retryAfterMs: null };
+    }, { inProcessEventTypes: [] });
+    await setPolicy(t.db, 'warm.up', { targetUrl: 'https://hooks.example.com/warm' });
+    const warm = await insertDeadLetter(t.db, { eventType: 'warm.up' });
+    await passUntil(loop, async () => (await statusOf(t.db, warm.id)).status === 'SUCCEEDED');
+
+    // Policy, then event, then a pass: all within the second a cached copy of the policies lived.
+    await setPolicy(t.db, 'just.created', { targetUrl: 'https://hooks.example.com/new' });
+    const event = await insertDeadLetter(t.db, { eventType: 'just.created' });
+    await passUntil(loop, async () => (await statusOf(t.db, event.id)).status === 'SUCCEEDED');
+
+    expect(delivered.filter((d) => d.type === 'just.created')).toEqual([{ type: 'just.created', target: 'https://hooks.example.com/new' }]);
+    expect(await attemptsOf(t.db, event.id)).toEqual([expect.objectContaining({ attemptNumber: 1, outcome: 'SUCCEEDED' })]);
+  });
+
+  it('backs off by the policy, not by the poll interval: a 300 ms FIXED backoff is retried well before a 10 s poll', async () => {
+    await setPolicy(t.db, 'order.placed', { backoff: 'FIXED', baseDelayMs: 300, maxDelayMs: 300, maxAttempts: 4 });
+    const event = await insertDeadLetter(t.db);
+    const failing: Deliver = async () => ({ ok: false, outcome: 'FAILED', errorMessage: 'down', statusCode: 503, responseBody: null, retryAfterMs: null });
+    const loop = start(failing, {}, { pollIntervalMs: 10_000 });
+
+    while ((await statusOf(t.db, event.id)).status !== 'EXHAUSTED') await once(loop.events, 'passCompleted');
+
+    const started = (await t.db.deliveryAttempt.findMany({ where: { deadLetterId: event.id }, orderBy: { id: 'asc' }, select: { startedAt: true } }))
+      .map((a) => a.startedAt.getTime());
+    const gaps = started.slice(1).map((at, i) => at - started[i]!);
+    expect(gaps).toHaveLength(3);
+    // At least the backoff; far below the poll interval that bounded it before (a loaded machine
+    // may add a second, not ten).
+    for (const gap of gaps) {
+      expect(gap).toBeGreaterThanOrEqual(290);
+      expect(gap).toBeLessThan(5_000);
+    }
+  });
+});
+
+describe('retention in short batches', () => {
+  it('purges a large backlog in batches of at most RETENTION_BATCH, one after another, in one run', async () => {
+    expect(450).toBeGreaterThan(3 * RETENTION_BATCH);
+    await t.handle.pool.query(`
+      insert into dead_letters (event_type, status, resolved_at, next_attempt_at)
+      select 'old', 'SUCCEEDED', now() - interval '40 days', null from generate_series(1, 450)`);
+    const purged: number[] = [];
+    const loop = start(async () => ok, {}, { retentionMs: 30 * 86_400_000, retentionIntervalMs: 60_000 });
+    loop.events.on('purged', (n: number) => purged.push(n));
+
+    while (purged.reduce((a, b) => a + b, 0) < 450) await once(loop.events, 'purged');
+
+    expect(purged.length).toBeGreaterThanOrEqual(Math.ceil(450 / RETENTION_BATCH));
+    expect(Math.max(...purged)).toBe(RETENTION_BATCH);
+    expect(await t.db.deadLetter.count()).toBe(0);
   });
 });

@@ -3,6 +3,7 @@ import { runRetryPass } from '../src/retry/runRetryPass.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { attemptsOf, passDeps, setPolicy, statusOf } from './helpers/retry.ts';
+import { execute, testServer } from './helpers/graphql.ts';
 import { startSink, type Sink } from './helpers/sink.ts';
 
 const t = useTestDatabase();
@@ -57,5 +58,26 @@ describe('webhook delivery against a misbehaving target', () => {
     expect(attempt!.statusCode).toBe(500);
     expect(Buffer.byteLength(attempt!.responseBody!)).toBeLessThanOrEqual(2048);
     expect(attempt!.responseBody!.includes('\u0000')).toBe(false);
+  });
+});
+
+describe('webhook-id', () => {
+  it('stays the same across retries, and is new for each requeue after a success', async () => {
+    const event = await insertDeadLetter(t.db);
+    let answer = 500;
+    sink.respond = (_req, res) => res.writeHead(answer).end();
+    await runRetryPass(passDeps(t.db)); // fails, retried
+    answer = 200;
+    await t.db.deadLetter.update({ where: { id: event.id }, data: { nextAttemptAt: new Date(0) } });
+    await runRetryPass(passDeps(t.db)); // succeeds
+    const requeue = 'mutation ($ids: [ID!]) { requeueDeadLetters(input: { ids: $ids, force: true }) { __typename } }';
+    for (let generation = 1; generation <= 2; generation++) {
+      await execute(testServer(t.db), requeue, { ids: [event.id.toString()] });
+      await runRetryPass(passDeps(t.db));
+    }
+
+    const id = event.id.toString();
+    expect(sink.requests.map((r) => r.headers['webhook-id'])).toEqual([id, id, `${id}.1`, `${id}.2`]);
+    expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'SUCCEEDED' });
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { readMigrations } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
 import { freePort } from './helpers/postgres.ts';
-import { logLines, postGraphQL, runServiceToExit, startService } from './helpers/serviceProcess.ts';
+import { logLines, NPM_START, postGraphQL, runServiceToExit, startService } from './helpers/serviceProcess.ts';
 
 const adminUrl = inject('adminUrl');
 const created: string[] = [];
@@ -44,6 +44,18 @@ describe('starting the service', () => {
     expect(ready.status).toBe(200);
     expect(data).toEqual({ data: { deadLetters: { totalCount: 0 } } });
     expect(code).toBe(0);
+    expect(logLines(service.output()).map((l) => l.msg)).toContain('stopped');
+  });
+
+  it('stops the service when a supervisor sends SIGTERM to the `npm start` process it started', async () => {
+    const service = await start({ DATABASE_URL: await newDatabase() }, NPM_START);
+    expect((await fetch(`${service.url}/health`)).status).toBe(200);
+
+    const code = await service.stop('SIGTERM');
+
+    expect(code).toBe(0);
+    // npm has exited: the service it ran must be gone too, its port closed.
+    await expect(fetch(`${service.url}/health`)).rejects.toThrow();
     expect(logLines(service.output()).map((l) => l.msg)).toContain('stopped');
   });
 
@@ -84,6 +96,30 @@ describe('starting the service', () => {
 
     expect(portFree).toBe(true);
     expect(data).toEqual({ data: { deadLetters: { edges: [{ node: { eventType: 'order.placed', payload: { orderId: 7 } } }] } } });
+  });
+
+  it('refuses a second start on a data folder a live Lazarus uses, naming the folder and the owner, and leaves the first serving', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lazarus-data-'));
+    tempDirs.push(dir);
+    await chmod(dir, 0o777);
+    const dataDir = join(dir, 'pgdata');
+    const env = { LAZARUS_DATA_DIR: dataDir, LAZARUS_EMBEDDED_PG_PORT: String(await freePort()) };
+    const first = await start(env);
+    try {
+      const second = await runToExit({ ...env, PORT: '0' });
+
+      const lines = (second.stdout + second.stderr).split('\n').filter((l) => l.includes('cannot start'));
+      expect(second.code).toBe(1);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`data folder ${dataDir} is in use by the Lazarus process ${first.child.pid}`);
+      expect((await fetch(`${first.url}/ready`)).status).toBe(200);
+      expect(await graphql(first.url, '{ deadLetters { totalCount } }')).toEqual({ data: { deadLetters: { totalCount: 0 } } });
+      // The first one printed where any language can INSERT.
+      const running = logLines(first.output()).find((l) => String(l.msg).startsWith('embedded PostgreSQL is running'));
+      expect(running?.msg).toBe(`embedded PostgreSQL is running: psql postgresql://postgres:lazarus@127.0.0.1:${env.LAZARUS_EMBEDDED_PG_PORT}/lazarus`);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
   });
 
   it('recovers the data folder after the service was killed with SIGKILL, and leaves no PostgreSQL behind', async () => {

@@ -98,13 +98,18 @@ describe('recordDeadLetters', () => {
       ['a payload over 256 KiB', [{ eventType: 'a', payload: 1 }, { eventType: 'a', payload: { big } }], { field: 'payload', index: 1 }],
       ['an empty event type', [{ eventType: '', payload: 1 }, { eventType: 'a', payload: 1 }], { field: 'eventType', index: 0 }],
       ['headers that are not an object', [{ eventType: 'a', payload: 1, headers: [1] }, { eventType: 'a', payload: 1 }], { field: 'headers', index: 0 }],
-      ['a NUL character in a payload', [{ eventType: 'a', payload: { s: 'a\u0000b' } }, { eventType: 'a', payload: 1 }], { field: 'payload', index: 0 }],
       ['max attempts out of range', [{ eventType: 'a', payload: 1, maxAttempts: 0 }, { eventType: 'a', payload: 1 }], { field: 'maxAttempts', index: 0 }],
       ['a malformed ordering sequence', [{ eventType: 'a', payload: 1 }, { eventType: 'a', payload: 1, orderingSeq: '-1' }], { field: 'orderingSeq', index: 1 }],
       ['an over-long dedupe key', [{ eventType: 'a', payload: 1, dedupeKey: 'k'.repeat(501) }, { eventType: 'a', payload: 1 }], { field: 'dedupeKey', index: 0 }],
       ['a batch over 1,000', Array.from({ length: 1001 }, () => ({ eventType: 'a', payload: 1 })), { field: 'inputs', index: null }],
       ['an empty batch', [], { field: 'inputs', index: null }],
     ];
+    it('a NUL character in a payload: refused before anything runs, naming where it is', async () => {
+      const before = await tablesDigest(t.handle);
+      const { body } = await execute(server, RECORD_MANY, { inputs: [{ eventType: 'a', payload: { s: 'a\u0000b' } }, { eventType: 'a', payload: 1 }] });
+      expect(body.errors?.map((e) => e.extensions)).toEqual([{ code: 'BAD_USER_INPUT', field: '$inputs[0].payload.s' }]);
+      expect(await tablesDigest(t.handle)).toBe(before);
+    });
     it.each(cases)('%s', async (_name, inputs, expected) => {
       await execute(server, RECORD_ONE, { input: { eventType: 'a', payload: 'existing', dedupeKey: 'e' } });
       const before = await tablesDigest(t.handle);

@@ -58,7 +58,10 @@ export interface LazarusClientOptions {
   fetch?: typeof fetch;
 }
 
-/** An expected failure: code is VALIDATION, NOT_FOUND, CONFLICT, UNAUTHENTICATED, FORBIDDEN, BAD_USER_INPUT or HTTP_<status>. */
+/**
+ * An expected failure: code is VALIDATION, NOT_FOUND, CONFLICT, UNAUTHENTICATED, FORBIDDEN,
+ * BAD_USER_INPUT or HTTP_<status>; UNAVAILABLE when retries gave up (cause: the last error).
+ */
 export class LazarusError extends Error {
   override name = 'LazarusError';
   readonly code: string;

@@ -73,9 +73,11 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await server.stop().catch(() => undefined);
     throw new EmbeddedPostgresError(`embedded PostgreSQL started but is not usable: ${explain(error, recentLines)}`, { cause: error });
   }
-  options.logger.info({ dataDir, port: options.port }, 'embedded PostgreSQL is running');
+  const url = urlFor(options.port, EMBEDDED_DATABASE);
+  // The connection string is printed so that "any language can INSERT" works from the quick start.
+  options.logger.info({ dataDir, port: options.port, databaseUrl: url }, `embedded PostgreSQL is running: psql ${url}`);
   return {
-    url: urlFor(options.port, EMBEDDED_DATABASE),
+    url,
     stop: () => server.stop(),
   };
 }
@@ -92,14 +94,22 @@ async function isInitialised(dataDir: string): Promise<boolean> {
 }
 
 /**
- * A service killed with SIGKILL cannot stop its PostgreSQL, which keeps running and holds the data
- * folder's lock. If postmaster.pid names a live PostgreSQL serving this very folder, stop it
- * (fast shutdown: rolls back open transactions, keeps committed data) before starting our own.
+ * A PostgreSQL already running on this data folder is either another Lazarus's (its parent, the
+ * Lazarus that started it, is alive: never touch it, refuse to start) or an orphan (a service
+ * killed with SIGKILL cannot stop its PostgreSQL, which is then adopted by init and keeps the
+ * folder's lock). An orphan is stopped (fast shutdown: rolls back open transactions, keeps
+ * committed data) before our own starts.
  */
 async function stopOrphanedServer(dataDir: string, logger: Pick<Logger, 'warn'>): Promise<void> {
   const pidFile = await readFile(join(dataDir, 'postmaster.pid'), 'utf8').catch(() => undefined);
   const pid = Number(pidFile?.split('\n', 1)[0]);
   if (!Number.isInteger(pid) || pid <= 0 || !(await isPostgresServing(pid, dataDir))) return;
+  const owner = await liveOwner(pid);
+  if (owner !== null) {
+    throw new EmbeddedPostgresError(
+      `data folder ${dataDir} is in use by the Lazarus process ${owner}; stop it first, or set LAZARUS_DATA_DIR (and LAZARUS_EMBEDDED_PG_PORT) for a second instance`,
+    );
+  }
   logger.warn({ pid, dataDir }, 'stopping an embedded PostgreSQL left running by an earlier run');
   process.kill(pid, 'SIGINT');
   const deadline = Date.now() + ORPHAN_STOP_TIMEOUT_MS;
@@ -108,6 +118,17 @@ async function stopOrphanedServer(dataDir: string, logger: Pick<Logger, 'warn'>)
     await delay(100);
   }
   throw new EmbeddedPostgresError(`an earlier embedded PostgreSQL (pid ${pid}) on ${dataDir} did not stop; stop it by hand`);
+}
+
+/** The pid of the live Node process that started PostgreSQL `pid`, or null when it was orphaned. */
+async function liveOwner(pid: number): Promise<number | null> {
+  // /proc/<pid>/stat: "pid (comm) state ppid …"; comm may hold spaces and parentheses.
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+  const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  if (!Number.isInteger(ppid) || ppid <= 1 || ppid === process.pid || !isAlive(ppid)) return null;
+  // An orphan's adopter (init, a container's reaper, a session's subreaper) is not a Node process.
+  const cmdline = await readFile(`/proc/${ppid}/cmdline`, 'utf8').catch(() => '');
+  return /(^|\/)node(\0|$)/.test(cmdline.split('\0', 1)[0] + '\0') ? ppid : null;
 }
 
 async function isPostgresServing(pid: number, dataDir: string): Promise<boolean> {

@@ -82,6 +82,8 @@ export function classifyDatabaseError(error: unknown): DatabaseTrouble | undefin
 const CHECK_MESSAGES: Record<string, [string, string]> = {
   dead_letters_payload_size_check: ['payload', 'must be at most 262144 bytes as stored JSON'],
   dead_letters_headers_size_check: ['headers', 'must be a JSON object of at most 65536 bytes as stored JSON'],
+  dead_letters_payload_depth_check: ['payload', 'must be nested at most 100 levels deep'],
+  dead_letters_headers_depth_check: ['headers', 'must be nested at most 100 levels deep'],
 };
 
 /** A CHECK violation of a known dead_letters constraint as {field, message}, else null. */

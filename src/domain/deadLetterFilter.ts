@@ -173,6 +173,19 @@ function payloadAt(payload: unknown, path: readonly string[]): { found: boolean;
   return { found: true, value: current };
 }
 
+/** The columns a deleted dead letter's tombstone keeps (migration 20261124110000_delete_tombstones). */
+export type RemovedDeadLetterFilterRow = Omit<DeadLetterFilterRow, 'errorMessage' | 'errorStack' | 'payload'>;
+
+/**
+ * Whether a deletion belongs to a subscriber's stream. Criteria on text a tombstone does not keep
+ * (error text, payload) count as matching: a subscriber that may have shown the row learns that it
+ * is gone, and one that never did gets a deletion of an id it does not know.
+ */
+export function matchesRemovedDeadLetter(row: RemovedDeadLetterFilterRow, filter: DeadLetterFilter): boolean {
+  const { errorText: _text, payloadContains: _contains, payloadPath: _path, ...kept } = filter;
+  return matchesDeadLetterFilter({ ...row, errorMessage: '', errorStack: null, payload: null }, kept);
+}
+
 /**
  * Evaluates the filter in memory on one row, with the same meaning as `deadLetterWhereSql`
  * (used to filter subscription events without a query). Prisma truncates row times to

@@ -4,6 +4,8 @@ import type { ErrorKind } from '../generated/prisma/enums.ts';
 import { ValidationError } from './errors.ts';
 
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
+/** Deepest nesting of payloads and headers; the table's depth CHECKs say the same (migration 20261124100000). */
+export const MAX_JSON_DEPTH = 100;
 export const MAX_HEADERS_BYTES = 64 * 1024;
 export const MAX_BATCH = 1000;
 export const MAX_ERROR_TEXT = 64 * 1024;
@@ -97,19 +99,35 @@ export function validateRecordInput(input: RecordDeadLetterInput, rules: RecordR
 }
 
 function toJson(field: string, value: unknown, maxBytes: number, fail: (f: string, m: string) => ValidationError): string {
+  const tooDeep = () => fail(field, `must be nested at most ${MAX_JSON_DEPTH} levels deep`);
   let json: string | undefined;
   try {
     json = JSON.stringify(value);
-  } catch {
-    throw fail(field, 'must be JSON');
+  } catch (error) {
+    // JSON.stringify recurses: a document thousands of levels deep overflows the stack.
+    throw error instanceof RangeError ? tooDeep() : fail(field, 'must be JSON');
   }
   if (json === undefined) throw fail(field, 'must be JSON');
+  if (isDeeperThan(value, MAX_JSON_DEPTH)) throw tooDeep();
   // jsonb rejects \u0000 in strings (SQLSTATE 22P05); refuse it here instead of failing the batch in SQL.
   if (json.includes('\\u0000')) throw fail(field, 'must not contain \\u0000');
   // The database CHECK measures jsonb's text form, which adds a space after ':' and ','; a payload
   // just under the cap here can still trip it there, and src/db/errors.ts maps that to this error.
   if (Buffer.byteLength(json) > maxBytes) throw fail(field, `must be at most ${maxBytes} bytes of JSON`);
   return json;
+}
+
+/** True when some value sits below `maxDepth` levels of objects and arrays (the document is level 0). */
+export function isDeeperThan(value: unknown, maxDepth: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (depth > maxDepth) return true;
+    if (item !== null && typeof item === 'object') {
+      for (const child of Object.values(item)) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
 }
 
 function validDate(field: string, value: Date | null | undefined, fail: (f: string, m: string) => ValidationError): string | null {

@@ -1,27 +1,50 @@
-// Which webhook targets count as private. Used when a policy is saved (literal hosts) and again
-// at delivery time after DNS, and for every redirect hop (SSRF, reliability.md C8).
-import { isIP } from 'node:net';
+// Which webhook targets count as private (SSRF, reliability.md C8). Used when a policy is saved
+// (literal hosts) and at delivery for every address a name resolves to and every redirect hop.
+// ipaddr.js classifies: only its `unicast` (public) range is allowed. An IPv4 address carried in
+// IPv6 (mapped, NAT64, 6to4, Teredo…) is judged by the IPv4 address inside, so `[::ffff:7f00:1]`
+// is loopback; the WHATWG URL parser has already turned `2130706433`, `0177.0.0.1` and `0x7f.1`
+// into `127.0.0.1`.
+import ipaddr from 'ipaddr.js';
 
 const PRIVATE_HOST_NAMES = new Set(['localhost', 'metadata.google.internal', 'metadata']);
 
-/** True for loopback, private, link-local (cloud metadata 169.254.169.254), CGNAT, unspecified and ULA addresses. */
+/** The range ipaddr.js gives an address, e.g. `loopback`, `private`, `unicast`; null when not an IP. */
+export function addressRange(address: string): string | null {
+  const text = address.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(text)) return null;
+  const ip = ipaddr.parse(text);
+  if (ip.kind() === 'ipv4') return ip.range();
+  const embedded = embeddedIPv4(ip as ipaddr.IPv6);
+  return embedded ? embedded.range() : ip.range();
+}
+
+/** True for every address outside the public unicast ranges: loopback, private, link-local, CGNAT, ULA, multicast… */
 export function isPrivateAddress(address: string): boolean {
-  const ip = address.replace(/^\[|\]$/g, '').toLowerCase();
-  const mapped = ip.match(/^::ffff:(\d+\.\d+\.\d+\.\d+)$/);
-  if (mapped) return isPrivateAddress(mapped[1]!);
-  if (isIP(ip) === 4) {
-    const [a, b] = ip.split('.').map(Number) as [number, number];
-    return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) ||
-      (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127) || a >= 224;
-  }
-  if (isIP(ip) === 6) {
-    return ip === '::' || ip === '::1' || /^f[cd]/.test(ip) || /^fe[89ab]/.test(ip) || ip.startsWith('ff');
-  }
-  return false;
+  const range = addressRange(address);
+  return range !== null && range !== 'unicast';
 }
 
 /** True when the host part of a URL is a private literal address or a well-known internal name. */
 export function isPrivateHost(hostname: string): boolean {
   const host = hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
   return PRIVATE_HOST_NAMES.has(host) || host.endsWith('.localhost') || isPrivateAddress(host);
+}
+
+/** The IPv4 address an IPv6 address carries by a known convention, if any. */
+function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const bytes = ip.toByteArray();
+  const v4 = (at: number, xor = 0) => new ipaddr.IPv4(bytes.slice(at, at + 4).map((b) => b ^ xor));
+  switch (ip.range()) {
+    case 'ipv4Mapped': // ::ffff:a.b.c.d
+    case 'rfc6145': // ::ffff:0:a.b.c.d
+    case 'rfc6052': // 64:ff9b::a.b.c.d (NAT64)
+      return v4(12);
+    case '6to4': // 2002:aabb:ccdd::
+      return v4(2);
+    case 'teredo': // 2001:0:server:flags:port:client, the client address inverted
+      return v4(12, 0xff);
+    default:
+      // ::a.b.c.d, the deprecated IPv4-compatible form (but not :: and ::1 themselves).
+      return bytes.slice(0, 12).every((b) => b === 0) && ip.range() !== 'unspecified' && ip.range() !== 'loopback' ? v4(12) : null;
+  }
 }

@@ -4,15 +4,19 @@ import { setMaxListeners } from 'node:events';
 import { createPubSub, type PubSub } from 'graphql-yoga';
 import type { DeadLetterChangeRow } from '../db/sql/readDeadLetterChanges.ts';
 import type { DeliveryAttemptChangeRow } from '../db/sql/readDeliveryAttemptChanges.ts';
+import type { TombstoneChangeRow } from '../db/sql/readTombstoneChanges.ts';
 import type { ChangeCursor } from './changeCursor.ts';
 
 export type DeadLetterRow = DeadLetterChangeRow;
 export type DeliveryAttemptRow = DeliveryAttemptChangeRow;
+export type RemovedDeadLetterRow = TombstoneChangeRow;
 
 export interface DeadLetterChangeEvent {
   cursor: ChangeCursor;
-  /** The row as read; a row changed twice between reads shows only its latest state. */
-  deadLetter: DeadLetterRow;
+  /** The row as read; a row changed twice between reads shows only its latest state. Null when deleted. */
+  deadLetter: DeadLetterRow | null;
+  /** For a deletion: the row's id and the columns filters match on, as it was when deleted. */
+  removed: RemovedDeadLetterRow | null;
   /** version 0: never updated since its insert (see the coalescing note in notify/changeFeed.ts). */
   isNew: boolean;
 }

@@ -40,11 +40,62 @@ export function edgePlugins(options: EdgeOptions): EdgePlugin[] {
       maxDirectives: { n: QUERY_LIMITS.maxDirectives, onReject: [withCode] },
       blockFieldSuggestion: { enabled: options.hideSuggestions },
     }) as EdgePlugin,
-    useCSRFPrevention({ requestHeaders: ['x-graphql-yoga-csrf'] }) as EdgePlugin,
+    // After armor, so it wraps armor's token-counting parser.
+    useNestingGuard(),
+    useCsrfPrevention(),
     ...(options.introspection ? [] : [useDisableIntrospection<Record<string, unknown>>()]),
     useRequestBodyCap(MAX_REQUEST_BODY_BYTES),
     useOperationBodyCap(options),
   ];
+}
+
+// graphql-js parses nested list and object literals by recursion. Under armor's token-counting
+// lexer (a Proxy, several frames per token) a literal nested ~1,500 deep overflows the stack before
+// the 2,000-token limit is reached. The overflow is cheap (~1 ms) and leaves nothing behind, so it
+// is reported as the parse error it is, rather than scanning every document beforehand.
+function useNestingGuard(): EdgePlugin {
+  return {
+    onParse({ parseFn, setParseFn }) {
+      setParseFn((source, options) => {
+        try {
+          return parseFn(source, options);
+        } catch (error) {
+          if (!(error instanceof RangeError)) throw error;
+          throw createGraphQLError('Syntax Error: the document is nested too deeply.', { extensions: { code: 'GRAPHQL_PARSE_FAILED' } });
+        }
+      });
+    },
+  };
+}
+
+export const CSRF_HEADER = 'x-graphql-yoga-csrf';
+
+// CSRF prevention (Yoga's plugin): a request a browser would send cross-site without a preflight (a
+// GET, a form POST) must carry CSRF_HEADER. One exception: a GET asking for text/event-stream whose
+// operation is a subscription. Subscriptions change nothing, a cross-site page cannot read the stream
+// without CORS, and a browser's EventSource (what GraphiQL's subscription tab and plain pages use)
+// cannot send headers at all. A query sent that way is refused as before, once its type is known.
+function useCsrfPrevention(): EdgePlugin {
+  const csrf = useCSRFPrevention({ requestHeaders: [CSRF_HEADER] }) as EdgePlugin;
+  const streams = new WeakSet<Request>();
+  return {
+    onRequestParse(payload) {
+      const { request } = payload;
+      if (request.method === 'GET' && request.headers.get('accept')?.includes('text/event-stream') && !request.headers.has(CSRF_HEADER)) {
+        streams.add(request);
+        return;
+      }
+      return csrf.onRequestParse?.(payload);
+    },
+    onExecute({ args }) {
+      const request = (args.contextValue as { request?: Request }).request;
+      if (request && streams.has(request)) {
+        throw createGraphQLError('Required CSRF header(s) not present (only subscriptions may stream over GET without it)', {
+          extensions: { code: 'CSRF', http: { status: 403 } },
+        });
+      }
+    },
+  };
 }
 
 // graphql-armor throws its rejections as bare GraphQLErrors; clients branch on codes, so each

@@ -2,7 +2,7 @@
 // feed already read (no database read per subscriber) into its own bounded queue.
 import { countDeadLettersByStatus, type StatusCount } from '../db/sql/countDeadLettersByStatus.ts';
 import type { Db } from '../db/createDb.ts';
-import { deadLetterWhereSql, matchesDeadLetterFilter, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
+import { deadLetterWhereSql, matchesDeadLetterFilter, matchesRemovedDeadLetter, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
 import { createBoundedQueue, tooSlowError, type BoundedQueue } from '../events/boundedQueue.ts';
 import { compareCursors, type ChangeCursor } from '../events/changeCursor.ts';
 import type { DeadLetterChangeEvent, DeliveryAttemptEvent, LiveFeed } from '../events/liveEvents.ts';
@@ -16,7 +16,8 @@ export function deadLetterChanges(
   options: { onlyNew: boolean; after?: ChangeCursor },
 ): BoundedQueue<DeadLetterChangeEvent> {
   const select = (events: DeadLetterChangeEvent[]) =>
-    events.filter((e) => (!options.onlyNew || e.isNew) && matchesDeadLetterFilter(e.deadLetter, filter));
+    events.filter((e) => (!options.onlyNew || e.isNew) &&
+      (e.deadLetter ? matchesDeadLetterFilter(e.deadLetter, filter) : matchesRemovedDeadLetter(e.removed!, filter)));
   let buffered: DeadLetterChangeEvent[] | null = options.after ? [] : null;
   // Nothing at or before the last cursor sent (or asked for) goes out again: replayed and live
   // events overlap there, and a feed that started recently may still publish older changes.

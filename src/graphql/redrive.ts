@@ -7,7 +7,10 @@ import { DEFAULT_WRITE_CONFIG } from '../domain/writeConfig.ts';
 import { RedriveStatus } from '../generated/prisma/enums.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 import { parseId } from './ids.ts';
+import { badUserInput } from './errors.ts';
 import { MutationErrorRef } from './writeErrors.ts';
+
+const MAX_REDRIVES_LISTED = 100;
 
 const RedriveStatusEnum = builder.enumType(RedriveStatus, {
   name: 'RedriveStatus',
@@ -89,15 +92,18 @@ builder.queryFields((t) => ({
   }),
   redrives: t.prismaField({
     type: ['Redrive'],
-    description: 'Redrives, newest first (at most 100).',
+    description: `Redrives, newest first: \`first\` of them, 1 to ${MAX_REDRIVES_LISTED}.`,
     args: { statuses: t.arg({ type: [RedriveStatusEnum] }), first: t.arg.int({ defaultValue: 20 }) },
-    resolve: (query, _root, args, ctx) =>
-      ctx.db.redrive.findMany({
+    resolve: (query, _root, args, ctx) => {
+      const first = args.first ?? 20;
+      if (first < 1 || first > MAX_REDRIVES_LISTED) throw badUserInput(`first must be between 1 and ${MAX_REDRIVES_LISTED}`, { argument: 'first' });
+      return ctx.db.redrive.findMany({
         ...query,
         where: args.statuses ? { status: { in: args.statuses } } : {},
         orderBy: { id: 'desc' },
-        take: Math.max(1, Math.min(100, args.first ?? 20)),
-      }),
+        take: first,
+      });
+    },
   }),
 }));
 

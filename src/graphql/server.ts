@@ -13,6 +13,7 @@ import { edgePlugins } from './edge.ts';
 import { EXAMPLE_OPERATIONS } from './examples.ts';
 import { useMutationRateLimit } from './rateLimit.ts';
 import { useInputErrorCodes } from './inputErrorCodes.ts';
+import { useTextInputGuard } from './useTextInputGuard.ts';
 import { useCompiledQueries } from './useCompiledQueries.ts';
 import { useDirectPages, type DirectPagesOptions } from './useDirectPages.ts';
 import { schema } from './schema.ts';
@@ -106,6 +107,7 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
       useReadinessCheck({ endpoint: '/ready', check: deps.isReady }),
       useHttpAuthStatus(deps.authenticate),
       useInputErrorCodes(),
+      useTextInputGuard(),
       useCompiledQueries(),
       // After useCompiledQueries: what it does not answer runs compiled, as before.
       ...(deps.directPages === false ? [] : [useDirectPages(schema, { db: deps.db, authenticate: deps.authenticate, maxBodyBytes: http.maxBodyBytes }, deps.directPages)]),

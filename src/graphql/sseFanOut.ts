@@ -72,6 +72,17 @@ export function createSseFanOut(options: SseFanOutOptions): SseFanOut {
     return encoder.encode(`event: next\ndata: ${stringifyResult({ errors: [masked as never] })}\n\n`);
   };
 
+  // One event that cannot be executed or encoded (a resolver throwing, a value that overflows the
+  // serialiser) is that event's error, sent to its subscribers like any result's error; the stream
+  // goes on with the next event.
+  const frameFor = async (group: Group, value: unknown): Promise<Uint8Array> => {
+    try {
+      return frameOf(await execute({ ...group.args, rootValue: value }));
+    } catch (error) {
+      return errorFrame(error);
+    }
+  };
+
   const pump = async (key: string, group: Group) => {
     const settle = (p: Promise<IteratorResult<unknown>>): Promise<Step> => p.then((step) => ({ step }), (error: unknown) => ({ error }));
     let pending: Promise<Step> | null = null;
@@ -83,7 +94,7 @@ export function createSseFanOut(options: SseFanOutOptions): SseFanOut {
       for (;;) {
         if ('error' in next) final = [errorFrame(next.error), COMPLETE];
         else if (next.step.done) final = [COMPLETE];
-        else frames.push(frameOf(await execute({ ...group.args, rootValue: next.step.value })));
+        else frames.push(await frameFor(group, next.step.value));
         if (final || frames.length >= MAX_EVENTS_PER_WRITE) break;
         const candidate = settle(group.source.next());
         // Events already queued settle within this run of microtasks; a waiting source does not.
@@ -134,7 +145,14 @@ export function createSseFanOut(options: SseFanOutOptions): SseFanOut {
       else {
         group = { source: source[Symbol.asyncIterator](), args, sinks: new Set() };
         groups.set(key, group);
-        void pump(key, group).catch((error: unknown) => options.logger.error({ err: error }, 'SSE fan-out failed'));
+        const failed = group;
+        // Never silently: whatever stops the pump ends every member's stream with the error.
+        void pump(key, group).catch((error: unknown) => {
+          options.logger.error({ err: error }, 'SSE fan-out failed; ending its streams');
+          if (groups.get(key) === failed) groups.delete(key);
+          for (const sink of failed.sinks) end(sink, [errorFrame(error), COMPLETE]);
+          void failed.source.return?.();
+        });
       }
       const joined = group;
       let done: ((r: IteratorResult<never>) => void) | null = null;

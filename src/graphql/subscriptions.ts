@@ -1,18 +1,39 @@
 import { decodeCursor, encodeCursor } from '../events/changeCursor.ts';
-import type { DeadLetterChangeEvent, DeliveryAttemptEvent, LiveFeed } from '../events/liveEvents.ts';
+import type { DeadLetterChangeEvent, DeliveryAttemptEvent, LiveFeed, RemovedDeadLetterRow } from '../events/liveEvents.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
-import { DeadLetterStatusEnum } from './enums.ts';
+import { DeadLetterStatusEnum, ErrorKindEnum } from './enums.ts';
 import { badUserInput } from './errors.ts';
 import { deadLetterChanges, deadLetterStats, deliveryAttemptsFinished, type DeadLetterCounts } from './liveStreams.ts';
 import { createGraphQLError } from 'graphql-yoga';
 
+const RemovedDeadLetterRef = builder.objectRef<RemovedDeadLetterRow>('RemovedDeadLetter').implement({
+  description: 'What a deleted dead letter leaves behind: its id and the fields subscription filters match on, as they were when it was deleted.',
+  fields: (t) => ({
+    id: t.id({ resolve: (r) => r.id.toString() }),
+    eventType: t.exposeString('eventType'),
+    queue: t.exposeString('queue'),
+    source: t.exposeString('source'),
+    orderingKey: t.exposeString('orderingKey', { nullable: true }),
+    status: t.field({ type: DeadLetterStatusEnum, description: 'Its status when it was deleted.', resolve: (r) => r.status }),
+    errorKind: t.field({ type: ErrorKindEnum, resolve: (r) => r.errorKind }),
+    errorSignature: t.exposeString('errorSignature'),
+    attempts: t.exposeInt('attempts'),
+    createdAt: t.field({ type: 'DateTime', resolve: (r) => r.createdAt }),
+    deletedAt: t.field({ type: 'DateTime', resolve: (r) => r.deletedAt }),
+  }),
+});
+
 const DeadLetterChangeRef = builder.objectRef<DeadLetterChangeEvent>('DeadLetterChange').implement({
-  description: 'A dead letter as it is after a change. Changes between two reads of the feed coalesce into the latest state.',
+  description:
+    'A dead letter as it is after a change, or its deletion (by deleteDeadLetters, retention or SQL). Changes between two reads of the feed coalesce into the latest state.',
   fields: (t) => ({
     cursor: t.string({ description: 'Pass as `after` to resume right after this change.', resolve: (e) => encodeCursor(e.cursor) }),
-    isNew: t.boolean({ description: 'True while the row has never been updated since it was inserted.', resolve: (e) => e.isNew }),
-    deadLetter: t.field({ type: 'DeadLetter' as never, resolve: (e) => e.deadLetter as never }),
+    isNew: t.boolean({ description: 'True while the row has never been updated since it was inserted (false for a deletion).', resolve: (e) => e.isNew }),
+    deleted: t.boolean({ description: 'True when the dead letter was deleted: `deadLetter` is then null and `removed` says what it was.', resolve: (e) => e.removed !== null }),
+    deadLetterId: t.id({ description: 'The changed or deleted dead letter.', resolve: (e) => (e.deadLetter?.id ?? e.removed!.id).toString() }),
+    deadLetter: t.field({ type: 'DeadLetter' as never, nullable: true, description: 'The row after the change; null when it was deleted.', resolve: (e) => e.deadLetter as never }),
+    removed: t.field({ type: RemovedDeadLetterRef, nullable: true, description: 'For a deletion: the id and filter fields of the deleted row.', resolve: (e) => e.removed }),
   }),
 });
 

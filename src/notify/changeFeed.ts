@@ -14,10 +14,12 @@
 import { readChangeHorizon } from '../db/sql/readChangeHorizon.ts';
 import { readDeadLetterChanges, type DeadLetterChangeRow } from '../db/sql/readDeadLetterChanges.ts';
 import { readDeliveryAttemptChanges, type DeliveryAttemptChangeRow } from '../db/sql/readDeliveryAttemptChanges.ts';
+import { readTombstoneChanges, type TombstoneChangeRow } from '../db/sql/readTombstoneChanges.ts';
 import type { Db } from '../db/createDb.ts';
 import { compareCursors, type ChangeCursor } from '../events/changeCursor.ts';
 import type { ChangeBatch, DeadLetterChangeEvent, LiveFeed, LivePubSub } from '../events/liveEvents.ts';
 import type { Logger } from '../logger.ts';
+import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
 import type { ChangeListener } from './changeListener.ts';
 
 export const DEFAULT_FALLBACK_POLL_MS = 1_000;
@@ -38,6 +40,8 @@ export interface ChangeFeedDeps {
   listener: ChangeListener;
   events: LivePubSub;
   logger: Logger;
+  /** Shared with the service's other loops, so an outage is logged once; default: its own. */
+  outage?: OutageLog;
   fallbackPollMs?: number;
   batchSize?: number;
   maxQueuedEvents?: number;
@@ -66,6 +70,7 @@ export interface ChangeFeedStats {
 
 export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
   const logger = deps.logger.child({ component: 'changeFeed' });
+  const outage = deps.outage ?? createOutageLog(logger);
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
   let cursor: ChangeCursor = { xid: 0n, changeId: 0n };
   let running = false;
@@ -83,21 +88,23 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
   let behindSince: number | null = null;
   let lastReadAt = -Infinity;
 
-  // Both tables are read at once, each statement below its own snapshot's horizon; rows are kept
-  // only below the lower of the two, and, when a table filled its limit, only up to its last row,
-  // so what is published is always a complete prefix of the changes after the cursor.
+  // The tables (dead letters, their tombstones, attempts) are read at once, each statement below
+  // its own snapshot's horizon; rows are kept only below the lowest of those, and, when a table
+  // filled its limit, only up to its last row, so what is published is always a complete prefix of
+  // the changes after the cursor.
   const readBatch = async (after: ChangeCursor, withAttempts: boolean) => {
     const range = { afterXid: after.xid, afterChangeId: after.changeId, limit: batchSize };
-    const [letters, attempts] = await Promise.all([
+    const [letters, removed, attempts] = await Promise.all([
       readDeadLetterChanges(deps.db, range),
+      readTombstoneChanges(deps.db, range),
       withAttempts ? readDeliveryAttemptChanges(deps.db, range) : Promise.resolve(null),
     ]);
-    const horizon = attempts && attempts.horizon < letters.horizon ? attempts.horizon : letters.horizon;
-    const bounds = [letters.rows, attempts?.rows ?? []].filter((rows) => rows.length === batchSize).map((rows) => stampOf(rows.at(-1)!));
-    const bound = bounds.sort(compareCursors)[0];
+    const reads = [letters, removed, ...(attempts ? [attempts] : [])];
+    const horizon = reads.map((r) => r.horizon).reduce((a, b) => (b < a ? b : a));
+    const bound = reads.filter((r) => r.rows.length === batchSize).map((r) => stampOf(r.rows.at(-1)!)).sort(compareCursors)[0];
     const keep = <T extends { changeXid: string; changeId: bigint }>(rows: T[]) =>
       rows.filter((row) => BigInt(row.changeXid) < horizon && (!bound || compareCursors(stampOf(row), bound) <= 0));
-    return { letters: keep(letters.rows), attempts: keep(attempts?.rows ?? []), more: bound !== undefined };
+    return { letters: keep(letters.rows), removed: keep(removed.rows), attempts: keep(attempts?.rows ?? []), more: bound !== undefined };
   };
 
   const readOnce = async (): Promise<number> => {
@@ -111,19 +118,20 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
     }
     let total = 0;
     for (;;) {
-      const { letters, attempts, more } = await readBatch(cursor, true);
-      if (letters.length + attempts.length === 0) return total;
-      const batch = await toBatch(letters, attempts);
-      cursor = [...letters.map(stampOf), ...attempts.map(stampOf)].sort(compareCursors).at(-1)!;
-      for (const row of [...letters, ...attempts]) if (row.changeId > seenMax) seenMax = row.changeId;
-      total += letters.length + attempts.length;
-      published += letters.length + attempts.length;
+      const { letters, removed, attempts, more } = await readBatch(cursor, true);
+      const rows = [...letters, ...removed, ...attempts];
+      if (rows.length === 0) return total;
+      const batch = await toBatch(letters, removed, attempts);
+      cursor = rows.map(stampOf).sort(compareCursors).at(-1)!;
+      for (const row of rows) if (row.changeId > seenMax) seenMax = row.changeId;
+      total += rows.length;
+      published += rows.length;
       deps.events.pubsub.publish('changeBatch', batch);
       if (!more) return total;
     }
   };
 
-  const toBatch = async (letters: DeadLetterChangeRow[], attempts: DeliveryAttemptChangeRow[]): Promise<ChangeBatch> => {
+  const toBatch = async (letters: DeadLetterChangeRow[], removed: TombstoneChangeRow[], attempts: DeliveryAttemptChangeRow[]): Promise<ChangeBatch> => {
     const parents = new Map(letters.map((d) => [d.id, d]));
     const missing = [...new Set(attempts.map((a) => a.deadLetterId).filter((id) => !parents.has(id)))];
     if (missing.length) {
@@ -131,7 +139,7 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
       for (const row of rows) parents.set(row.id, row as unknown as DeadLetterChangeRow);
     }
     return {
-      deadLetters: letters.map(toDeadLetterEvent),
+      deadLetters: deadLetterEvents(letters, removed),
       attempts: attempts.map((a) => ({ cursor: stampOf(a), attempt: a, deadLetter: parents.get(a.deadLetterId) ?? null })),
     };
   };
@@ -151,9 +159,10 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
         lastReadAt = performance.now();
         try {
           const n = await readOnce();
+          outage.answered();
           if (n > 0) logger.debug({ changes: n }, 'published changes');
         } catch (error) {
-          logger.error({ err: error }, 'change feed read failed; retrying on the next trigger');
+          outage.failed(error, 'change feed read failed; retrying on the next trigger', { component: 'changeFeed' });
         }
       } while (again && running);
       reading = null;
@@ -217,10 +226,11 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
     async *replayDeadLetterChanges(after) {
       let from = after;
       for (;;) {
-        const { letters, more } = await readBatch(from, false);
-        if (letters.length === 0) return;
-        yield letters.map(toDeadLetterEvent);
-        from = stampOf(letters.at(-1)!);
+        const { letters, removed, more } = await readBatch(from, false);
+        if (letters.length + removed.length === 0) return;
+        const events = deadLetterEvents(letters, removed);
+        yield events;
+        from = events.at(-1)!.cursor;
         if (!more) return;
       }
     },
@@ -231,6 +241,11 @@ function stampOf(row: { changeXid: string; changeId: bigint }): ChangeCursor {
   return { xid: BigInt(row.changeXid), changeId: row.changeId };
 }
 
-function toDeadLetterEvent(row: DeadLetterChangeRow): DeadLetterChangeEvent {
-  return { cursor: stampOf(row), deadLetter: row, isNew: row.version === 0 };
+/** Changes and deletions of dead letters, merged in cursor order. */
+function deadLetterEvents(letters: DeadLetterChangeRow[], removed: TombstoneChangeRow[]): DeadLetterChangeEvent[] {
+  const events: DeadLetterChangeEvent[] = [
+    ...letters.map((row) => ({ cursor: stampOf(row), deadLetter: row, removed: null, isNew: row.version === 0 })),
+    ...removed.map((row) => ({ cursor: stampOf(row), deadLetter: null, removed: row, isNew: false })),
+  ];
+  return removed.length ? events.sort((a, b) => compareCursors(a.cursor, b.cursor)) : events;
 }

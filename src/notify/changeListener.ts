@@ -18,6 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import pgListen, { type Subscriber } from 'pg-listen';
 import type { Logger } from '../logger.ts';
+import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
 import { CHANGES_CHANNEL } from './channels.ts';
 import { parseHint, type ChangeHint } from './parseHint.ts';
 
@@ -40,6 +41,8 @@ export interface ChangeListener {
 export interface ChangeListenerOptions {
   url: string;
   logger: Logger;
+  /** Shared with the service's other loops, so an outage is logged once; default: its own. */
+  outage?: OutageLog;
   applicationName?: string;
   paranoidCheckMs?: number;
   queryTimeoutMs?: number;
@@ -62,6 +65,7 @@ export function backoffMs(attempt: number, maxMs: number, random: number): numbe
 
 export function createChangeListener(options: ChangeListenerOptions): ChangeListener {
   const logger = options.logger.child({ component: 'listener' });
+  const outage = options.outage ?? createOutageLog(logger);
   const maxBackoffMs = options.maxBackoffMs ?? DEFAULT_MAX_BACKOFF_MS;
   const hintHandlers: ((hint: ChangeHint) => void)[] = [];
   const connectedHandlers: (() => void)[] = [];
@@ -116,13 +120,15 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
     sub.events.on('reconnect', (attempt) => {
       if (connected) logger.warn('LISTEN connection lost; reconnecting');
       connected = false;
-      if (attempt > 1) logger.warn({ attempt }, 'LISTEN reconnect attempt failed; retrying');
+      // pg-listen says only that an attempt failed, not why; an outage is already being logged.
+      if (attempt === 2) logger.warn({ attempt }, 'LISTEN reconnect attempts are failing; retrying with backoff until one succeeds');
     });
     sub.events.on('connected', () => {
       // The first connect emits before LISTEN is sent; start() reports that one itself.
       if (stopped || sub.getSubscribedChannels().length === 0) return;
       reconnects += 1;
       connected = true;
+      outage.answered();
       logger.info({ reconnects }, 'LISTEN connection re-established');
       emit(connectedHandlers);
     });

@@ -2,7 +2,7 @@
 // is never forwarded. Anything that is not the trigger's exact shape is rejected, never thrown.
 
 export interface ChangeHint {
-  table: 'dead_letters' | 'delivery_attempts';
+  table: 'dead_letters' | 'delivery_attempts' | 'dead_letter_tombstones';
   /** Highest change_id in the statement that sent the hint. */
   maxChangeId: bigint;
 }
@@ -20,7 +20,7 @@ export function parseHint(raw: string): ChangeHint | null {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   const { t, max } = value as { t?: unknown; max?: unknown };
-  if (t !== 'dead_letters' && t !== 'delivery_attempts') return null;
+  if (t !== 'dead_letters' && t !== 'delivery_attempts' && t !== 'dead_letter_tombstones') return null;
   if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) return null;
   return { table: t, maxChangeId: BigInt(max) };
 }

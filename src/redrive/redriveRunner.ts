@@ -12,6 +12,7 @@ import { claimRedrive } from '../db/sql/claimRedrive.ts';
 import { classifyDatabaseError } from '../db/errors.ts';
 import { failRedrive, runRedriveBatch } from '../domain/redrives.ts';
 import type { Logger } from '../logger.ts';
+import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
 
 export const DEFAULT_REDRIVE_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_REDRIVE_LEASE_SECONDS = 30;
@@ -20,6 +21,8 @@ export const DEFAULT_REDRIVE_MAX_BATCH_FAILURES = 5;
 export interface RedriveRunnerDeps {
   db: Db;
   logger: Logger;
+  /** Shared with the service's other loops, so an outage is logged once; default: its own. */
+  outage?: OutageLog;
   owner?: string;
   pollIntervalMs?: number;
   leaseSeconds?: number;
@@ -47,6 +50,7 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
   const events = new EventEmitter<RedriveRunnerEvents>();
   const abort = new AbortController();
   const logger = deps.logger.child({ component: 'redrive', owner });
+  const outage = deps.outage ?? createOutageLog(logger);
 
   const sleep = async (ms: number) => {
     if (ms <= 0 || abort.signal.aborted) return;
@@ -73,7 +77,7 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
 
   const onBatchError = async (redriveId: bigint, error: unknown) => {
     if (classifyDatabaseError(error)) {
-      logger.warn({ err: error, redriveId }, 'redrive batch hit database trouble; retrying after the poll interval');
+      outage.failed(error, 'redrive batch hit database trouble; retrying after the poll interval', { redriveId: String(redriveId) });
       return;
     }
     failing = failing?.redriveId === redriveId ? { redriveId, count: failing.count + 1 } : { redriveId, count: 1 };
@@ -91,13 +95,14 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
       let redriveId: bigint | null = null;
       try {
         redriveId = await claimRedrive(deps.db, { owner, leaseSeconds });
+        outage.answered();
         if (redriveId !== null) {
           const { ratePerSecond } = await deps.db.redrive.findUniqueOrThrow({ where: { id: redriveId }, select: { ratePerSecond: true } });
           await drive(redriveId, ratePerSecond);
           continue;
         }
       } catch (error) {
-        if (redriveId === null) logger.error({ err: error }, 'redrive poll failed; retrying after the poll interval');
+        if (redriveId === null) outage.failed(error, 'redrive poll failed; retrying after the poll interval');
         else await onBatchError(redriveId, error).catch((e: unknown) => logger.error({ err: e, redriveId }, 'could not mark the redrive FAILED'));
       }
       await sleep(pollIntervalMs);

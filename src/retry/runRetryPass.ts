@@ -9,7 +9,7 @@
 // RELEASED on shutdown (drain signal before it started, or abort signal while in flight: back to
 // PENDING with the attempt refunded). Database errors while recording are logged; the lease then
 // expires and the event is claimed again. A pass never throws for a delivery; it throws only when
-// the claim or the policy read fails (claimed events then wait for their lease to expire).
+// the claim fails (claimed events then wait for their lease to expire).
 import type { Db } from '../db/createDb.ts';
 import { claimDueDeadLetters, type ClaimedDeadLetter } from '../db/sql/claimDueDeadLetters.ts';
 import { completeDeliveries, type AttemptRecord } from '../db/sql/completeDelivery.ts';
@@ -21,7 +21,6 @@ import type { RetryPolicy } from '../generated/prisma/client.ts';
 import type { Logger } from '../logger.ts';
 import type { Deliver, DeliveryResult } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
-import { readPolicies, type PolicySource } from './policyCache.ts';
 import { createSlots, type Slots } from './slots.ts';
 
 export interface RetryPassConfig {
@@ -45,12 +44,12 @@ export interface RetryPassDeps {
   /** Give up on in-flight deliveries; they are released, not recorded. */
   abortSignal?: AbortSignal;
   metrics?: RetryMetrics;
-  /** Where policies come from; default: read fresh every pass. */
-  policies?: PolicySource;
   /** Delivery slots shared with other passes alive at once; default: `concurrency` of this pass's own. */
   slots?: Slots;
   /** Called once every claimed event has a slot (its delivery started), with the claim's size. */
   onAllStarted?: (claimed: number) => void;
+  /** Called when a failure puts an event back to PENDING, with its wait before the next attempt. */
+  onRetryScheduled?: (delayMs: number) => void;
 }
 
 export interface RetryPassSummary {
@@ -86,7 +85,6 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
   deps.metrics?.observeClaimed(claimed.length);
   if (claimed.length === 0) return summary;
 
-  const policies = await (deps.policies ?? (() => readPolicies(db)))();
   const held = new Map(claimed.map((c) => [c.id, { event: c, lost: new AbortController() }]));
   // Renewals, batched completions and the final release each update many of this pass's rows in
   // one statement; run at the same time they could lock those rows in different orders and
@@ -148,7 +146,7 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
   };
   async function deliverAndRecord(event: ClaimedDeadLetter) {
     const entry = held.get(event.id)!;
-    const policy = policies.get(event.eventType) ?? policies.get('*')!;
+    const { policy } = event;
     const result = await deliverWithin(deps.deliver, event, policy, [entry.lost.signal, abort]);
     if (abort.aborted) return; // left in `held`: released below
     if (entry.lost.signal.aborted) {
@@ -237,7 +235,10 @@ async function recordFailure(
       ...attemptRecord(deps, event, result), outcome: result.outcome, errorMessage: result.errorMessage, delayMs,
       isPermanent: result.outcome === 'PERMANENT_FAILURE', policyMaxAttempts: policy.maxAttempts,
     });
-    if (outcome === 'PENDING') summary.retried += 1;
+    if (outcome === 'PENDING') {
+      summary.retried += 1;
+      deps.onRetryScheduled?.(delayMs);
+    }
     else if (outcome === 'EXHAUSTED') summary.exhausted += 1;
     else return lost(deps, summary);
     return result.outcome;

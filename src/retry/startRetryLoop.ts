@@ -1,5 +1,7 @@
 // The retry loop: passes back to back while batches come back full, otherwise one pass per poll
-// interval or wake-up (the change feed's hint, at most one per 50 ms), whichever comes first.
+// interval, wake-up (the change feed's hint, at most one per 50 ms) or the moment the earliest
+// waiting event becomes due (asked of the database after a pass that left the queue empty),
+// whichever comes first.
 // NOTIFY is only a hint: the timer alone keeps events moving. The next pass starts as soon as
 // every event of the last one has started delivering, so a slow delivery at a batch's end holds
 // one slot, not the loop.
@@ -9,16 +11,17 @@
 //  DRAINING  no new claims and no new deliveries; in-flight ones get `shutdownTimeoutMs` to
 //            finish, then they are aborted and their events released (attempt refunded).
 //  STOPPED   stop() has resolved; the wake subscription is gone.
-// Retention runs every `retentionIntervalMs`, guarded by an advisory lock, beside the passes: a
-// purge batch (~0.4 s for 5,000 events at 1M rows) never holds up the next claim.
+// Retention runs every `retentionIntervalMs`, guarded by an advisory lock, beside the passes: short
+// purge batches, one after another, never hold up the next claim.
 // Events: `passCompleted` (RetryPassSummary) after every pass, `passFailed` (error), `purged` (count).
 import { EventEmitter } from 'node:events';
 import type { Db } from '../db/createDb.ts';
+import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
+import { msUntilNextDue } from '../db/sql/claimDueDeadLetters.ts';
 import { purgeFinishedDeadLetters } from '../db/sql/purgeFinishedDeadLetters.ts';
 import type { Logger } from '../logger.ts';
 import type { Deliver } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
-import { createPolicyCache } from './policyCache.ts';
 import { runRetryPass, type RetryPassConfig } from './runRetryPass.ts';
 import { createSlots } from './slots.ts';
 
@@ -40,6 +43,8 @@ export interface RetryLoopDeps {
   wake?: (fn: () => void) => () => void;
   random?: () => number;
   metrics?: RetryMetrics;
+  /** Shared with the service's other loops, so an outage is logged once; default: this loop's own. */
+  outage?: OutageLog;
 }
 
 export interface RetryLoop {
@@ -50,14 +55,17 @@ export interface RetryLoop {
   stop(): Promise<void>;
 }
 
-const RETENTION_BATCH = 5_000;
-const POLICY_CACHE_MS = 1_000;
+// Each purge batch is one short transaction (~8 ms for 50 events, bench:live): the live feed reads only changes
+// below the oldest open transaction, so a 5,000-row batch (~0.4 s) stalled it. Batches follow each
+// other until one comes back short.
+export const RETENTION_BATCH = 50;
 const WAKE_MIN_GAP_MS = 50;
 const MAX_PASSES_ALIVE = 2;
 
 export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
   const { config, logger } = deps;
   const events = new EventEmitter();
+  const outage = deps.outage ?? createOutageLog(logger);
   const drain = new AbortController();
   const abort = new AbortController();
   let wakeUp: () => void = () => {};
@@ -78,21 +86,40 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
   const unsubscribe = deps.wake?.(onHint) ?? (() => {});
   let lastRetentionMs = 0;
   let purging: Promise<unknown> | null = null;
-  const policies = createPolicyCache(deps.db, POLICY_CACHE_MS);
 
-  const waitForWork = () => new Promise<void>((resolve) => {
-    let timer = setTimeout(done, config.pollIntervalMs);
+  // The earliest moment (this process's clock) a retry this loop scheduled becomes due. A pass
+  // hands off before its failures are written, so the database cannot be asked yet; the pass
+  // tells the loop instead, and a wait in progress is shortened.
+  let retryDueAt = Infinity;
+  let rearm: (() => void) | null = null;
+  const onRetryScheduled = (delayMs: number) => {
+    retryDueAt = Math.min(retryDueAt, Date.now() + delayMs);
+    rearm?.();
+  };
+
+  const waitForWork = (maxWaitMs: number) => new Promise<void>((resolve) => {
+    let timer: NodeJS.Timeout | undefined;
+    let timerAt = Infinity;
     function done() {
       clearTimeout(timer);
       wakeUp = () => {};
+      rearm = null;
       resolve();
     }
+    /** Ends the wait at `at` unless it already ends sooner. */
+    const endBy = (at: number) => {
+      if (at >= timerAt) return;
+      clearTimeout(timer);
+      timerAt = at;
+      timer = setTimeout(done, Math.max(0, at - Date.now()));
+    };
+    rearm = () => endBy(retryDueAt);
     wakeUp = () => {
       const wait = lastPassAt + WAKE_MIN_GAP_MS - Date.now();
       if (poked || drain.signal.aborted || wait <= 0) return done();
-      clearTimeout(timer);
-      timer = setTimeout(done, wait);
+      endBy(Date.now() + wait);
     };
+    endBy(Math.min(Date.now() + maxWaitMs, retryDueAt));
     if (poked || hinted || drain.signal.aborted) wakeUp();
   });
 
@@ -106,11 +133,12 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
   const startPass = () => new Promise<number | null>((handOff) => {
     const pass = (async () => {
       try {
-        const summary = await runRetryPass({ ...deps, policies, slots, onAllStarted: handOff, drainSignal: drain.signal, abortSignal: abort.signal });
+        const summary = await runRetryPass({ ...deps, slots, onRetryScheduled, onAllStarted: handOff, drainSignal: drain.signal, abortSignal: abort.signal });
+        outage.answered();
         events.emit('passCompleted', summary);
         handOff(summary.claimed);
       } catch (error) {
-        logger.error({ err: error }, 'retry pass failed; retrying after the poll interval');
+        outage.failed(error, 'retry pass failed; retrying after the poll interval');
         events.emit('passFailed', error);
         handOff(null);
       }
@@ -124,28 +152,40 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
       hinted = false;
       poked = false;
       lastPassAt = Date.now();
+      if (retryDueAt <= lastPassAt) retryDueAt = Infinity;
       const claimed = await startPass();
       startRetention();
       while (alive.size >= MAX_PASSES_ALIVE) await Promise.race(alive);
       // Claim no more while every slot is busy (a hung receiver): another process may deliver them.
       if (await slots.acquire(drain.signal)) slots.release();
-      if (claimed !== config.batchSize) await waitForWork();
+      if (claimed !== config.batchSize) await waitForWork(await nextWaitMs());
     }
     while (alive.size > 0) await Promise.race(alive);
     await purging;
   })();
 
+  /** The poll interval, or less when a waiting event becomes due sooner. */
+  async function nextWaitMs(): Promise<number> {
+    const dueInMs = await msUntilNextDue(deps.db, deps.inProcessEventTypes ?? []).catch((error: unknown) => {
+      outage.failed(error, 'reading when the next event is due failed; waiting the poll interval');
+      return null;
+    });
+    return dueInMs === null ? config.pollIntervalMs : Math.max(0, Math.min(config.pollIntervalMs, dueInMs));
+  }
+
   /** Starts a purge batch when one is due and none is running; the loop does not wait for it. */
   function startRetention() {
     if (purging || config.retentionMs === null || Date.now() - lastRetentionMs < config.retentionIntervalMs || drain.signal.aborted) return;
     lastRetentionMs = Date.now();
-    purging = purgeFinishedDeadLetters(deps.db, config.retentionMs, RETENTION_BATCH)
-      .then((purged) => {
+    const retentionMs = config.retentionMs;
+    purging = (async () => {
+      for (;;) {
+        const purged = await purgeFinishedDeadLetters(deps.db, retentionMs, RETENTION_BATCH);
         if (purged !== null) events.emit('purged', purged);
-        // A full batch means more is waiting: the next pass starts the next batch.
-        if (purged === RETENTION_BATCH) lastRetentionMs = 0;
-      })
-      .catch((error: unknown) => logger.error({ err: error }, 'retention purge failed'))
+        if (purged !== RETENTION_BATCH || drain.signal.aborted) return;
+      }
+    })()
+      .catch((error: unknown) => outage.failed(error, 'retention purge failed'))
       .finally(() => (purging = null));
   }
 

@@ -4,6 +4,7 @@
 import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
+import type { OutageLog } from '../db/outageLog.ts';
 import { createDb } from '../db/createDb.ts';
 import type { Logger } from '../logger.ts';
 import { createDeliver, type DeadLetterHandler } from './delivery.ts';
@@ -17,6 +18,7 @@ export interface RetryServiceOptions {
   /** Wake-up hints (the change feed); the loop polls on its timer regardless. */
   wake?: (fn: () => void) => () => void;
   metrics?: RetryMetrics;
+  outage?: OutageLog;
 }
 
 const RETENTION_INTERVAL_MS = 60_000;
@@ -36,6 +38,7 @@ export function startRetryService(databaseUrl: string, config: Config, logger: L
     logger: logger.child({ component: 'retry', workerId }),
     ...(options.wake && { wake: options.wake }),
     ...(options.metrics && { metrics: options.metrics }),
+    ...(options.outage && { outage: options.outage }),
     config: {
       workerId,
       batchSize: config.retry.batchSize,

@@ -1,8 +1,10 @@
 // HTTP webhook delivery, signed the Standard Webhooks way (github.com/standard-webhooks).
 // webhook-id is the dead letter's id, the same on every attempt, so receivers can de-duplicate
-// (delivery is at-least-once: a crash after the POST and before the write re-sends it).
+// (delivery is at-least-once: a crash after the POST and before the write re-sends it). An event
+// requeued after it SUCCEEDED is a new message: its id gets the generation, `<id>.<generation>`.
 import { createHmac } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
+import { lookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { Agent, fetch, type Response } from 'undici';
 import { isPrivateAddress, isPrivateHost } from '../domain/targetAddress.ts';
 import { parseRetryAfterMs } from '../domain/retryPolicy.ts';
 import { MAX_RESPONSE_SUMMARY_BYTES, truncate, type Deliver, type DeliveryResult } from './delivery.ts';
@@ -16,16 +18,26 @@ export function signWebhook(secret: string, id: string, timestampSeconds: number
   return `v1,${createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')}`;
 }
 
+/** `<id>` for an event's first delivery generation, `<id>.<n>` after its n-th requeue from SUCCEEDED. */
+export function webhookId(event: { id: bigint; deliveryGeneration: number }): string {
+  return event.deliveryGeneration === 0 ? event.id.toString() : `${event.id}.${event.deliveryGeneration}`;
+}
+
 export interface WebhookOptions {
   /** Clock for webhook-timestamp and Retry-After dates; default Date.now. */
   nowMs?: () => number;
+  /** Name resolution for targets; default node:dns lookup (the system resolver). */
+  lookup?: typeof lookup;
 }
 
 export function createWebhookDeliver(options: WebhookOptions = {}): Deliver {
   const nowMs = options.nowMs ?? Date.now;
+  // Addresses are checked in the connection's own lookup, so the address checked is the address
+  // connected to: no second resolution for a rebinding DNS server to answer differently.
+  const publicOnly = new Agent({ connect: { lookup: lookupPublicOnly(options.lookup ?? lookup) } });
   return async (event, policy, signal) => {
     if (!policy.targetUrl) return failure('FAILED', 'no delivery target configured');
-    const id = event.id.toString();
+    const id = webhookId(event);
     const body = JSON.stringify({
       id, type: event.eventType, queue: event.queue, source: event.source, orderingKey: event.orderingKey,
       attempt: event.attempts, occurredAt: event.occurredAt.toISOString(), headers: event.headers, payload: event.payload,
@@ -39,9 +51,14 @@ export function createWebhookDeliver(options: WebhookOptions = {}): Deliver {
     let url = policy.targetUrl;
     try {
       for (let hop = 0; ; hop++) {
-        const refusal = policy.allowPrivateTarget ? null : await refusePrivate(url);
-        if (refusal) return failure('PERMANENT_FAILURE', refusal);
-        const response = await fetch(url, { method: 'POST', headers, body, redirect: 'manual', signal: timeout });
+        const { hostname } = new URL(url);
+        if (!policy.allowPrivateTarget && isPrivateHost(hostname)) {
+          return failure('PERMANENT_FAILURE', `target ${hostname} is a private address and the policy does not allow private targets`);
+        }
+        const response = await fetch(url, {
+          method: 'POST', headers, body, redirect: 'manual', signal: timeout,
+          ...(!policy.allowPrivateTarget && { dispatcher: publicOnly }),
+        });
         const summary = await readSummary(response);
         const location = response.headers.get('location');
         if (response.status >= 300 && response.status < 400 && location) {
@@ -55,19 +72,28 @@ export function createWebhookDeliver(options: WebhookOptions = {}): Deliver {
     } catch (error) {
       if (timeout.aborted && !signal.aborted) return failure('TIMED_OUT', `no response within ${policy.timeoutMs} ms`);
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+      if (cause instanceof PrivateAddressError) return failure('PERMANENT_FAILURE', cause.message);
       return failure('FAILED', cause?.code ?? cause?.message ?? (error as Error).message);
     }
   };
 }
 
-async function refusePrivate(url: string): Promise<string | null> {
-  const { hostname } = new URL(url);
-  if (isPrivateHost(hostname)) return `target ${hostname} is a private address and the policy does not allow private targets`;
-  // DNS is checked too, so a public name pointing inside is refused. A resolver that changes its
-  // answer between this lookup and fetch's own can still slip through (DNS rebinding).
-  const addresses = await lookup(hostname.replace(/^\[|\]$/g, ''), { all: true }).catch(() => []);
-  const inside = addresses.find((a) => isPrivateAddress(a.address));
-  return inside ? `target ${hostname} resolves to private address ${inside.address}` : null;
+class PrivateAddressError extends Error {
+  override name = 'PrivateAddressError';
+}
+
+type LookupCallback = (error: Error | null, address: string | LookupAddress[], family?: number) => void;
+
+function lookupPublicOnly(resolve: typeof lookup) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback): void => {
+    resolve(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, []);
+      const inside = addresses.find((a) => isPrivateAddress(a.address));
+      if (inside) return callback(new PrivateAddressError(`target ${hostname} resolves to private address ${inside.address}`), []);
+      if (options.all) return callback(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
 }
 
 function toResult(response: Response, summary: string, permanentStatusCodes: number[], now: number): DeliveryResult {

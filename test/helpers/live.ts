@@ -30,7 +30,10 @@ export interface LiveServerOptions {
   listenUrl?: string;
   paranoidCheckMs?: number;
   queryTimeoutMs?: number;
+  /** The listener's longest wait between reconnect attempts. */
+  maxBackoffMs?: number;
   authenticate?: (request: Request) => Principal | null;
+  graphiql?: boolean;
 }
 
 export async function startLiveServer(o: LiveServerOptions): Promise<LiveServer> {
@@ -42,11 +45,12 @@ export async function startLiveServer(o: LiveServerOptions): Promise<LiveServer>
     applicationName: o.applicationName,
     paranoidCheckMs: o.paranoidCheckMs,
     queryTimeoutMs: o.queryTimeoutMs,
+    maxBackoffMs: o.maxBackoffMs,
   });
   const feed = createChangeFeed({ db: o.db, listener, events: createLivePubSub(), logger, fallbackPollMs: o.fallbackPollMs, maxQueuedEvents: o.maxQueuedEvents });
   await feed.start();
   await listener.start();
-  const yoga = createGraphQLServer({ db: o.db, logger, graphiql: false, authenticate, isReady: async () => listener.isConnected(), live: feed });
+  const yoga = createGraphQLServer({ db: o.db, logger, graphiql: o.graphiql ?? false, authenticate, isReady: async () => listener.isConnected(), live: feed });
   const server = createServer(yoga);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');

@@ -3,6 +3,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+/** `npm start`, as a user or a supervisor runs it. */
+export const NPM_START = ['npm', 'start', '--silent'] as const;
 
 export interface ServiceProcess {
   url: string;
@@ -19,10 +22,10 @@ export function serviceEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   return { ...rest, NODE_ENV: 'test', LOG_FORMAT: 'json', LOG_LEVEL: 'info', PORT: '0', ...extra };
 }
 
-/** Starts the service and resolves once it logs its URL; rejects if it exits first. */
-export function startService(env: Record<string, string>): Promise<ServiceProcess> {
+/** Starts the service (by default `node src/main.ts`) and resolves once it logs its URL; rejects if it exits first. */
+export function startService(env: Record<string, string>, command: readonly string[] = [process.execPath, MAIN]): Promise<ServiceProcess> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MAIN], { env: serviceEnv(env) });
+    const child = spawn(command[0]!, command.slice(1), { env: serviceEnv(env), cwd: ROOT });
     let out = '';
     let started = false;
     const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));

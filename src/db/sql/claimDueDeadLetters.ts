@@ -1,4 +1,4 @@
-import { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma, type RetryPolicy } from '../../generated/prisma/client.ts';
 import { queryPg, type Db } from '../createDb.ts';
 import { policyOf, UNFINISHED_STATUSES } from './policyOf.ts';
 
@@ -27,6 +27,10 @@ export interface ClaimedDeadLetter {
   maxAttempts: number | null;
   leaseToken: string;
   occurredAt: Date;
+  /** The policy the claim read, in the same statement: the one this delivery follows. */
+  policy: RetryPolicy;
+  /** Times the event was requeued after it SUCCEEDED; part of the webhook-id. */
+  deliveryGeneration: number;
 }
 
 interface ClaimedRow {
@@ -44,6 +48,29 @@ interface ClaimedRow {
   lease_token: string;
   occurred_at: Date;
   status: string;
+  delivery_generation: number;
+  policy: PolicyJson;
+}
+
+/** A retry_policies row as to_jsonb writes it. */
+interface PolicyJson {
+  event_type: string;
+  max_attempts: number;
+  backoff: RetryPolicy['backoff'];
+  base_delay_ms: number;
+  max_delay_ms: number;
+  timeout_ms: number;
+  paused: boolean;
+  ordered: boolean;
+  concurrency: number | null;
+  target_url: string | null;
+  allow_private_target: boolean;
+  signing_secret: string | null;
+  permanent_status_codes: number[];
+  permanent_error_kinds: RetryPolicy['permanentErrorKinds'];
+  created_at: string;
+  updated_at: string;
+  updated_by: string | null;
 }
 
 /** Above this many deliverable types, one scan in due order replaces the per-type merge. */
@@ -125,8 +152,11 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
         from chosen c left join expired x on x.id = c.id
        where d.id = c.id
       returning d.id, d.event_type, d.queue, d.source, d.ordering_key, d.payload, d.headers, d.error_kind::text,
-                d.error_message, d.attempts, d.max_attempts, d.lease_token::text, d.occurred_at, d.status::text)
-    select * from claimed order by id`, `claim_${Math.min(deliverable.length, MERGE_TYPE_LIMIT + 1)}`);
+                d.error_message, d.attempts, d.max_attempts, d.lease_token::text, d.occurred_at, d.status::text,
+                d.delivery_generation)
+    -- The policy is read here, in the claim's own snapshot, and travels with the event: a policy
+    -- created or changed a moment ago is the one delivered, never a cached copy.
+    select c.*, to_jsonb(e) as policy from claimed c, lateral ${policyOf('c.event_type')} e order by c.id`, `claim_${Math.min(deliverable.length, MERGE_TYPE_LIMIT + 1)}`);
   // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
   if (rows.length > p.limit) {
     throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);
@@ -146,17 +176,40 @@ interface DeliverableType {
  */
 async function deliverableTypes(db: Db, inProcessEventTypes: string[]): Promise<DeliverableType[]> {
   return queryPg<DeliverableType>(db, Prisma.sql`
+    ${deliverableTypesCte(inProcessEventTypes)}
+    select event_type, ordered from deliverable`, 'deliverable_types');
+}
+
+function deliverableTypesCte(inProcessEventTypes: readonly string[]): Prisma.Sql {
+  return Prisma.sql`
     with recursive pending_types as (
       (select d.event_type from dead_letters d where d.status = 'PENDING' order by d.event_type limit 1)
       union all
       select (select d.event_type from dead_letters d
                where d.status = 'PENDING' and d.event_type > t.event_type order by d.event_type limit 1)
-        from pending_types t where t.event_type is not null)
-    select t.event_type, e.ordered
-      from pending_types t,
-           lateral ${policyOf('t.event_type')} e
-     where t.event_type is not null and not e.paused
-       and (e.target_url is not null or t.event_type = any(${inProcessEventTypes}::text[]))`, 'deliverable_types');
+        from pending_types t where t.event_type is not null),
+    deliverable as (
+      select t.event_type, e.ordered
+        from pending_types t,
+             lateral ${policyOf('t.event_type')} e
+       where t.event_type is not null and not e.paused
+         and (e.target_url is not null or t.event_type = any(${inProcessEventTypes}::text[])))`;
+}
+
+/**
+ * Milliseconds (by the database's clock) until the earliest PENDING event of a deliverable type
+ * that is not due yet becomes due; null when there is none. The retry loop sleeps until then
+ * rather than a whole poll interval, so a 300 ms backoff is 300 ms. One index descent per type.
+ */
+export async function msUntilNextDue(db: Db, inProcessEventTypes: readonly string[]): Promise<number | null> {
+  const [row] = await queryPg<{ ms: number | null }>(db, Prisma.sql`
+    ${deliverableTypesCte(inProcessEventTypes)}
+    select ceil(extract(epoch from min(n.next_attempt_at) - now()) * 1000)::float8 as ms
+      from deliverable t,
+           lateral (select d.next_attempt_at from dead_letters d
+                     where d.status = 'PENDING' and d.event_type = t.event_type and d.next_attempt_at > now()
+                     order by d.next_attempt_at limit 1) n`, 'ms_until_next_due');
+  return row?.ms ?? null;
 }
 
 // For ordered types only the head of each ordering key is eligible: the key's first unfinished
@@ -236,5 +289,17 @@ function toClaimedDeadLetter(r: ClaimedRow): ClaimedDeadLetter {
     maxAttempts: r.max_attempts,
     leaseToken: r.lease_token,
     occurredAt: r.occurred_at,
+    policy: toRetryPolicy(r.policy),
+    deliveryGeneration: r.delivery_generation,
+  };
+}
+
+function toRetryPolicy(p: PolicyJson): RetryPolicy {
+  return {
+    eventType: p.event_type, maxAttempts: p.max_attempts, backoff: p.backoff, baseDelayMs: p.base_delay_ms,
+    maxDelayMs: p.max_delay_ms, timeoutMs: p.timeout_ms, paused: p.paused, ordered: p.ordered, concurrency: p.concurrency,
+    targetUrl: p.target_url, allowPrivateTarget: p.allow_private_target, signingSecret: p.signing_secret,
+    permanentStatusCodes: p.permanent_status_codes, permanentErrorKinds: p.permanent_error_kinds,
+    createdAt: new Date(p.created_at), updatedAt: new Date(p.updated_at), updatedBy: p.updated_by,
   };
 }

@@ -1,6 +1,21 @@
-// Folds the rollup ledger's delta rows per group (see lazarus_compact_rollups in the migration).
-import { Prisma } from '../../generated/prisma/client.ts';
+// Folds the rollup ledgers' delta rows per group, one short batch at a time (see
+// lazarus_compact_rollups_batch in migration 20261124140000_compact_rollups_in_batches).
+import type { Db } from '../createDb.ts';
 
-export function compactRollupsSql(): Prisma.Sql {
-  return Prisma.sql`select lazarus_compact_rollups() as removed`;
+export type RollupLedger = 'rollups' | 'signatureRollups';
+
+export interface CompactionBatch {
+  /** The last ledger id the batch looked at; null when there was nothing after `afterId`. */
+  lastId: bigint | null;
+  /** Ledger rows looked at; fewer than asked for means the batch reached the end of the ledger. */
+  scanned: number;
+  removed: number;
+}
+
+/** One statement, so one short transaction: the groups of the next `maxRows` ledger rows after `afterId`. */
+export async function compactRollupBatch(db: Db, ledger: RollupLedger, afterId: bigint, maxRows: number): Promise<CompactionBatch> {
+  const rows = ledger === 'rollups'
+    ? await db.$queryRaw<{ last_id: bigint | null; scanned: number; removed: bigint }[]>`select * from lazarus_compact_rollups_batch(${afterId}::bigint, ${maxRows}::int)`
+    : await db.$queryRaw<{ last_id: bigint | null; scanned: number; removed: bigint }[]>`select * from lazarus_compact_signature_rollups_batch(${afterId}::bigint, ${maxRows}::int)`;
+  return { lastId: rows[0]?.last_id ?? null, scanned: rows[0]?.scanned ?? 0, removed: Number(rows[0]?.removed ?? 0) };
 }

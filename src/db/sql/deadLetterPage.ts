@@ -100,6 +100,7 @@ const COLUMNS = {
   createdAt: 'd.created_at',
   updatedAt: 'd.updated_at',
   version: 'd.version',
+  deliveryGeneration: 'd.delivery_generation',
   changeId: 'd.change_id',
 } as const satisfies Record<keyof DeadLetter, string>;
 
