@@ -1,5 +1,6 @@
 // Environment → a typed, frozen Config, validated once at boot. Imports nothing from src/.
 import { createHash } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 export const DEFAULT_PORT = 4000;
@@ -60,6 +61,7 @@ const envSchema = z.object({
   RATE_LIMIT_MUTATIONS_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(DEFAULT_MUTATIONS_PER_MINUTE),
   LAZARUS_API_KEYS: z.string().optional(),
   LAZARUS_ALLOW_INSECURE: booleanFlag.default(false),
+  LAZARUS_CONSOLE_DIR: z.string().min(1).optional(),
   LAZARUS_EVENT_TYPES: z.string().optional(),
   LAZARUS_REDRIVE_THRESHOLD: z.coerce.number().int().min(1).max(10_000_000).default(DEFAULT_REDRIVE_THRESHOLD),
   LAZARUS_REDRIVE_RATE_PER_SECOND: z.coerce.number().int().min(1).max(100_000).default(DEFAULT_REDRIVE_RATE_PER_SECOND),
@@ -101,6 +103,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Serve GraphiQL at /graphql. Default: on outside production. */
   readonly graphiqlEnabled: boolean;
+  /** The built console served at / (LAZARUS_CONSOLE_DIR). Default: this checkout's web/dist. */
+  readonly consoleDir: string;
   readonly http: {
     /** Answer introspection queries. Default: on outside production. */
     readonly introspection: boolean;
@@ -183,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     graphiqlEnabled: e.GRAPHIQL_ENABLED ?? !isProduction,
+    consoleDir: e.LAZARUS_CONSOLE_DIR ?? fileURLToPath(new URL('../web/dist', import.meta.url)),
     http: Object.freeze({
       introspection: e.GRAPHQL_INTROSPECTION ?? !isProduction,
       corsOrigins: Object.freeze(e.CORS_ORIGINS),

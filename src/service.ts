@@ -23,6 +23,7 @@ import type { Logger } from './logger.ts';
 import { createRetryMetrics } from './retry/metrics.ts';
 import { startRollupCompaction } from './domain/statsRollups.ts';
 import { startRetryService, type RetryServiceOptions } from './retry/startRetryService.ts';
+import { isConsoleRequest, openConsoleSite } from './http/console.ts';
 
 /** A start-up failure with a message meant for the operator, printed as one line. */
 export class StartupError extends Error {
@@ -94,10 +95,13 @@ export async function startService(config: Config, logger: Logger, options: Retr
     undo.push(async () => health.stop());
 
     const authenticate = createApiKeyAuthenticator(config.apiKeys);
+    const site = openConsoleSite(config.consoleDir);
+    if (!site) logger.warn({ dir: config.consoleDir }, 'no built console there: run `npm run build:web`; serving the API only');
     const yoga = createGraphQLServer({
       db: api.db,
       logger,
       graphiql: config.graphiqlEnabled,
+      renderGraphiQL: site?.renderGraphiQL ?? undefined,
       http: config.http,
       authenticate,
       writeConfig: config.writes,
@@ -146,6 +150,7 @@ export async function startService(config: Config, logger: Logger, options: Retr
         );
         return;
       }
+      if (site && isConsoleRequest(req)) return site.handle(req, res);
       handleGraphQL(req, res);
     });
     server.requestTimeout = 60_000;

@@ -95,12 +95,12 @@ describe('roles through GraphQL', () => {
   it('tells each caller its own name and role through viewer', async () => {
     const seen = [];
     for (const token of [VIEWER_TOKEN, OPERATOR_TOKEN, ADMIN_TOKEN]) {
-      seen.push((await execute(server(), '{ viewer { name role } }', {}, as(token))).body.data.viewer);
+      seen.push((await execute(server(), '{ viewer { name role } }', {}, as(token))).body.data?.viewer);
     }
     expect(seen).toEqual([{ name: 'dash', role: 'VIEWER' }, { name: 'sre-bob', role: 'OPERATOR' }, { name: 'root', role: 'ADMIN' }]);
     const local = await execute(testServer(t.db), '{ viewer { name role } }', {});
-    expect(local.body.data.viewer).toEqual({ name: 'local', role: 'ADMIN' });
-    expect((await execute(server(), '{ viewer { name } }', {})).body.errors[0].extensions.code).toBe('UNAUTHENTICATED');
+    expect(local.body.data?.viewer).toEqual({ name: 'local', role: 'ADMIN' });
+    expect((await execute(server(), '{ viewer { name } }', {})).body.errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
   });
 
   it('records the key’s name as the actor', async () => {

@@ -45,6 +45,9 @@ export const DeadLetterRef = builder.prismaObject('DeadLetter', {
       type: DeadLetterErrorRef,
       resolve: (d) => ({ kind: d.errorKind, message: d.errorMessage, stack: d.errorStack }),
     }),
+    errorSignature: t.exposeString('errorSignature', {
+      description: 'The error message with ids, numbers and times replaced; use in `DeadLetterFilter.errorSignatures` to list its siblings.',
+    }),
     status: t.expose('status', { type: DeadLetterStatusEnum }),
     attempts: t.exposeInt('attempts', { description: 'Delivery attempts made so far.' }),
     maxAttemptsOverride: t.exposeInt('maxAttempts', {

@@ -20,6 +20,7 @@ export const DEAD_LETTER_FIELD_COLUMNS: Record<string, readonly DeadLetterColumn
   headers: ['headers'],
   error: ['errorKind', 'errorMessage'],
   stack: ['errorStack'],
+  errorSignature: ['errorSignature'],
   status: ['status'],
   attempts: ['attempts'],
   maxAttemptsOverride: ['maxAttempts'],

@@ -26,6 +26,8 @@ export interface GraphQLServerDeps {
   logger: Logger;
   /** Serve GraphiQL (with local assets, no CDN) on GET /graphql. */
   graphiql: boolean;
+  /** GraphiQL's page; default Yoga's, which inlines all its script. */
+  renderGraphiQL?: (options?: object) => string;
   /** Who is calling; null rejects the request's operations with UNAUTHENTICATED. */
   authenticate: (request: Request) => Principal | null;
   /** Introspection, CORS allow-list and body caps (see src/graphql/edge.ts). */
@@ -93,7 +95,7 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
     graphiql: deps.graphiql
       ? { title: 'Lazarus', defaultTabs: EXAMPLE_OPERATIONS.map((op) => ({ query: op.query, variables: op.variables ?? null })) }
       : false,
-    renderGraphiQL,
+    renderGraphiQL: deps.renderGraphiQL ?? renderGraphiQL,
     // No cross-origin access unless origins are listed; bearer tokens, so never credentials.
     cors: http.corsOrigins.length ? { origin: [...http.corsOrigins], credentials: false, methods: ['GET', 'POST'] } : false,
     plugins: [

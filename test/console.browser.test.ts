@@ -1,0 +1,297 @@
+// The operator console in a real headless Chromium, against the real service on a real PostgreSQL.
+// Every check looks at the screen and then at the database: what the page claims must be true.
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../src/config.ts';
+import { startService, type RunningService } from '../src/service.ts';
+import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import { useTestDatabase } from './helpers/db.ts';
+import { insertDeadLetter } from './helpers/factories.ts';
+import { silentLogger } from './helpers/retry.ts';
+import { startService as startServiceProcess } from './helpers/serviceProcess.ts';
+
+const t = useTestDatabase();
+let browser: Browser;
+let service: RunningService;
+
+beforeAll(async () => {
+  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
+  browser = await launchChromium();
+  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, LAZARUS_REDRIVE_THRESHOLD: '1000' }), silentLogger);
+});
+afterAll(async () => {
+  await browser?.close();
+  await service?.close();
+});
+
+async function open(path: string, base = service.url): Promise<Page> {
+  const page = await browser.newPage({ viewport: VIEWPORT });
+  await page.goto(`${base}${path}`);
+  return page;
+}
+const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
+const statusOf = async (id: bigint | string) => (await sql('select status from dead_letters where id = $1', [String(id)])).rows[0]?.status;
+
+describe('console', () => {
+  it('shows a plain SQL INSERT on the overview and in the list without a reload', async () => {
+    await insertDeadLetter(t.db, { status: 'EXHAUSTED', errorMessage: 'HTTP 503 from inventory-service' });
+    const overview = await open('/');
+    await overview.getByTestId('count-total').getByText('1', { exact: true }).waitFor();
+    const list = await open('/failures');
+    await list.getByTestId('row').first().waitFor();
+    await overview.getByText('Top errors').waitFor();
+    // Both pages hold their live subscriptions before the row is written.
+    await waitForSubscribers(2);
+
+    const { rows } = await sql(`insert into dead_letters (event_type, payload, error_message, status) values ('invoice.sent', '{"n": 1}', 'SMTP relay refused', 'EXHAUSTED') returning id`);
+
+    await overview.getByTestId('count-total').getByText('2', { exact: true }).waitFor();
+    await overview.getByTestId('count-EXHAUSTED').getByText('2', { exact: true }).waitFor();
+    await list.getByTestId('new-pill').getByText('1 new').waitFor();
+    expect(await list.getByTestId('row').count()).toBe(1);
+    await list.getByTestId('new-pill').click();
+    await list.getByRole('link', { name: String(rows[0].id) }).waitFor();
+    expect(await list.getByTestId('row').count()).toBe(2);
+
+    await screenshot(overview, 'overview');
+    await screenshot(list, 'failures');
+    expect(await axeViolations(overview)).toEqual([]);
+    expect(await axeViolations(list)).toEqual([]);
+  });
+
+  it('filters by error text and keeps the filter in the URL', async () => {
+    await insertDeadLetter(t.db, { errorMessage: 'connection refused by ledger' });
+    await insertDeadLetter(t.db, { errorMessage: 'schema mismatch on field total' });
+    const page = await open('/failures');
+    await page.getByTestId('row').nth(1).waitFor();
+
+    await page.getByLabel('Error text').fill('ledger');
+    await page.getByRole('button', { name: 'Apply' }).click();
+
+    await page.waitForURL(/q=ledger/);
+    await page.getByTestId('matching').getByText('1 matching').waitFor();
+    expect(await page.getByTestId('row').allInnerTexts()).toEqual([expect.stringContaining('connection refused by ledger')]);
+    // The same URL opened fresh shows the same filtered list.
+    const again = await open(new URL(page.url()).pathname + new URL(page.url()).search);
+    await again.getByTestId('matching').getByText('1 matching').waitFor();
+  });
+
+  it('edits a payload with a diff, records the edit in the history, and undoes it', async () => {
+    const row = await insertDeadLetter(t.db, { status: 'EXHAUSTED', payload: { orderId: 7, amount: 10 }, errorStack: 'Error: boom\n    at charge (billing.ts:12)' });
+    const page = await open(`/failures/${row.id}`);
+    await page.getByTestId('payload').getByText('"amount": 10').waitFor();
+    await screenshot(page, 'event-detail');
+    expect(await axeViolations(page)).toEqual([]);
+
+    await page.getByRole('button', { name: 'Edit payload' }).click();
+    const editor = page.getByTestId('payload-editor').locator('.cm-merge-b .cm-content');
+    await editor.waitFor();
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('{"orderId": 7, "amount": 20}');
+    await page.getByTestId('diff').getByText('/amount').waitFor();
+    expect(await page.getByTestId('diff').innerText()).toMatch(/replace\s+\/amount\s+→\s+20/);
+    await screenshot(page, 'payload-edit');
+    await page.getByLabel('Reason').fill('customer corrected amount');
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+
+    await page.getByTestId('timeline').getByText('PAYLOAD_EDITED').waitFor();
+    expect((await sql('select payload from dead_letters where id = $1', [String(row.id)])).rows[0].payload).toEqual({ orderId: 7, amount: 20 });
+
+    await page.getByRole('button', { name: 'Undo: restore the payload before this edit' }).click();
+    await page.getByTestId('payload').getByText('"amount": 10').waitFor();
+    expect((await sql('select payload from dead_letters where id = $1', [String(row.id)])).rows[0].payload).toEqual({ orderId: 7, amount: 10 });
+    const edits = await sql(`select reason from dead_letter_actions where dead_letter_id = $1 and action = 'PAYLOAD_EDITED' order by id`, [String(row.id)]);
+    expect(edits.rows.map((r) => r.reason)).toEqual(['customer corrected amount', expect.stringMatching(/^undo of edit \d+$/)]);
+  });
+
+  it('requeues everything matching a filter: dry-run preview, then confirm, then the rows change', async () => {
+    const exhausted = await Promise.all([1, 2, 3].map(() => insertDeadLetter(t.db, { eventType: 'refund.issued', status: 'EXHAUSTED' })));
+    const done = await insertDeadLetter(t.db, { eventType: 'refund.issued', status: 'SUCCEEDED' });
+    const other = await insertDeadLetter(t.db, { eventType: 'order.placed', status: 'EXHAUSTED' });
+    const page = await open('/failures?type=refund.issued');
+    await page.getByTestId('matching').getByText('4 matching').waitFor();
+
+    await page.getByRole('button', { name: /Act on all 4 matching/ }).click();
+    await page.getByRole('button', { name: 'Preview (dry run)' }).click();
+    const preview = page.getByTestId('preview');
+    await preview.getByText('3 will be requeued').waitFor();
+    expect(await preview.innerText()).toMatch(/1\s+SUCCEEDED\s+not eligible/);
+    await screenshot(page, 'bulk-requeue');
+    expect(await axeViolations(page)).toEqual([]);
+    // The preview wrote nothing.
+    expect(await statusOf(exhausted[0]!.id)).toBe('EXHAUSTED');
+
+    await page.getByRole('button', { name: 'Confirm requeue of 3' }).click();
+    await page.getByTestId('bulk-done').getByText('3 dead letters changed').waitFor();
+    expect(await Promise.all(exhausted.map((r) => statusOf(r.id)))).toEqual(['PENDING', 'PENDING', 'PENDING']);
+    expect(await statusOf(done.id)).toBe('SUCCEEDED');
+    expect(await statusOf(other.id)).toBe('EXHAUSTED');
+  });
+
+  it('follows a redrive on screen until it is COMPLETED', async () => {
+    await sql(`insert into dead_letters (event_type, error_message, status) select 'sync.push', 'timeout ' || g, 'EXHAUSTED' from generate_series(1, 30) g`);
+    const page = await open('/failures?type=sync.push');
+    await page.getByTestId('matching').getByText('30 matching').waitFor();
+    await page.getByRole('button', { name: /Act on all 30 matching/ }).click();
+    await page.getByLabel(/Rate/).fill('60');
+    await page.getByRole('button', { name: 'Preview (dry run)' }).click();
+    await page.getByRole('button', { name: 'Confirm requeue of 30' }).click();
+
+    await page.waitForURL(/\/redrives\/\d+$/);
+    await page.getByRole('heading', { name: /COMPLETED/ }).waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('redrive-counts').innerText()).toMatch(/30 of 30 processed \(100%\): 30 requeued, 0 skipped/);
+    expect((await sql(`select count(*)::int as n from dead_letters where event_type = 'sync.push' and status = 'PENDING'`)).rows[0].n).toBe(30);
+    await screenshot(page, 'redrive');
+    expect(await axeViolations(page)).toEqual([]);
+    const list = await open('/redrives');
+    await list.getByRole('link', { name: new URL(page.url()).pathname.split('/').pop()! }).waitFor();
+    await screenshot(list, 'redrives');
+  });
+
+  it('shows the API’s field error when a policy edit has a bad value, and saves a good one', async () => {
+    const page = await open('/policies');
+    await page.getByRole('button', { name: 'Edit *' }).click();
+    await page.getByLabel('Max attempts').fill('0');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    const fieldError = page.locator('#maxAttempts-error');
+    await fieldError.waitFor();
+    expect(await fieldError.innerText()).toMatch(/maxAttempts|attempts/i);
+    expect(await page.getByLabel('Max attempts').getAttribute('aria-invalid')).toBe('true');
+    await screenshot(page, 'policies');
+    expect(await axeViolations(page)).toEqual([]);
+
+    await page.getByLabel('Max attempts').fill('9');
+    await page.getByRole('button', { name: 'Save policy' }).click();
+    await page.getByRole('cell', { name: '9', exact: true }).waitFor();
+    expect((await sql(`select max_attempts from retry_policies where event_type = '*'`)).rows[0].max_attempts).toBe(9);
+  });
+
+  it('streams changes and delivery outcomes in the live tail', async () => {
+    const page = await open('/tail');
+    await page.getByText('Waiting for changes').waitFor();
+    await waitForSubscribers(1);
+    const { rows } = await sql(`insert into dead_letters (event_type, error_message) values ('tail.me', 'seen live') returning id`);
+    await page.getByTestId('tail').getByText('tail.me').waitFor();
+    expect(await page.getByTestId('tail').innerText()).toContain(String(rows[0].id));
+    await screenshot(page, 'tail');
+    expect(await axeViolations(page)).toEqual([]);
+  });
+
+  it('serves assets as a CDN would: hashed and immutable, compressed, revalidated, and GraphiQL the same way', async () => {
+    const index = await fetch(`${service.url}/failures?status=EXHAUSTED`, { headers: { 'accept-encoding': 'br, gzip' } });
+    const html = await index.text();
+    expect(index.headers.get('cache-control')).toBe('no-cache');
+    const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
+    const asset = await fetch(service.url + script, { headers: { 'accept-encoding': 'br, gzip' } });
+    expect(asset.headers.get('content-encoding')).toBe('br');
+    expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    await asset.arrayBuffer();
+    const etag = asset.headers.get('etag')!;
+    const again = await fetch(service.url + script, { headers: { 'accept-encoding': 'br, gzip', 'if-none-match': etag } });
+    expect(again.status).toBe(304);
+
+    const graphiql = await fetch(`${service.url}/graphql`, { headers: { accept: 'text/html', 'accept-encoding': 'br, gzip' } });
+    const page = await graphiql.text();
+    expect(page.length).toBeLessThan(20_000);
+    const graphiqlScript = /<script src="(\/assets\/graphiql-[^"]+\.js)"/.exec(page)![1]!;
+    const big = await fetch(service.url + graphiqlScript, { method: 'HEAD', headers: { 'accept-encoding': 'br, gzip' } });
+    expect(big.headers.get('content-encoding')).toBe('br');
+    expect(big.headers.get('cache-control')).toContain('immutable');
+    // The API still answers its own paths.
+    expect((await fetch(`${service.url}/health`)).status).toBe(200);
+  });
+});
+
+describe('console with API keys', () => {
+  let keyed: RunningService;
+  beforeAll(async () => {
+    keyed = await startService(
+      loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, LAZARUS_API_KEYS: 'dash:viewer:viewer-token-0123456789,sre:operator:operator-token-0123456789' }),
+      silentLogger,
+    );
+  });
+  afterAll(async () => keyed?.close());
+
+  it('asks for a key, refuses a wrong one clearly, disables actions for a viewer and lets an operator act', async () => {
+    const row = await insertDeadLetter(t.db, { status: 'EXHAUSTED' });
+    const page = await open(`/failures/${row.id}`, keyed.url);
+    await page.getByLabel('API key').fill('not-the-right-key-at-all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('alert').getByText('That key was not accepted').waitFor();
+    await screenshot(page, 'sign-in');
+    expect(await axeViolations(page)).toEqual([]);
+
+    await page.getByLabel('API key').fill('viewer-token-0123456789');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('viewer').getByText('viewer').waitFor();
+    await page.getByRole('heading', { name: new RegExp(`Dead letter ${row.id}`) }).waitFor();
+    expect(await page.getByRole('button', { name: 'Requeue' }).isDisabled()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Edit payload' }).isDisabled()).toBe(true);
+    await page.getByRole('link', { name: 'Retry policies' }).click();
+    await page.getByText('managed by admins').waitFor();
+
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API key').fill('operator-token-0123456789');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByTestId('viewer').getByText('operator').waitFor();
+    await page.goto(`${keyed.url}/failures/${row.id}`);
+    await page.getByRole('button', { name: 'Requeue' }).click();
+    await page.getByRole('heading', { name: /PENDING/ }).waitFor();
+    expect(await statusOf(row.id)).toBe('PENDING');
+    const actor = await sql(`select actor from dead_letter_actions where dead_letter_id = $1 and action = 'REQUEUED'`, [String(row.id)]);
+    expect(actor.rows).toEqual([{ actor: 'sre' }]);
+  });
+});
+
+describe('console across a service restart', () => {
+  it('shows a reconnecting banner, then catches up from its last cursor with nothing lost', async () => {
+    const port = await freePort();
+    const env = { DATABASE_URL: t.url, PORT: String(port), RETRY_ENABLED: 'false' };
+    let child = await startServiceProcess(env);
+    try {
+      const page = await open('/tail', child.url);
+      await page.getByText('Waiting for changes').waitFor();
+      await waitForSubscribers(1, child.url);
+      const before = await sql(`insert into dead_letters (event_type, error_message) values ('restart.before', 'x') returning id`);
+      await page.getByTestId('tail').getByText('restart.before').waitFor();
+
+      await child.stop('SIGKILL');
+      await page.getByRole('status').getByText('Reconnecting').waitFor();
+      const during = await sql(`insert into dead_letters (event_type, error_message) select 'restart.during', 'y' || g from generate_series(1, 3) g returning id`);
+      child = await startServiceProcess(env);
+
+      for (const { id } of during.rows) await page.getByTestId('tail').getByRole('link', { name: String(id), exact: true }).waitFor({ timeout: 20_000 });
+      await page.getByRole('status').filter({ hasText: 'Reconnecting' }).waitFor({ state: 'detached' });
+      const text = await page.getByTestId('tail').innerText();
+      expect(text.match(/restart\.during/g)).toHaveLength(3);
+      expect(text.match(/restart\.before/g)).toHaveLength(1);
+      expect(before.rows).toHaveLength(1);
+    } finally {
+      await child.stop();
+    }
+  });
+});
+
+/** Waits until the service's change feed has this many live subscribers. */
+async function waitForSubscribers(n: number, base = service.url): Promise<void> {
+  for (const deadline = Date.now() + 15_000; ; ) {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const m = /^lazarus_live_subscriptions(?:\{[^}]*\})? (\d+)/m.exec(text);
+    if (m && Number(m[1]) >= n) return;
+    if (Date.now() > deadline) throw new Error(`live subscribers never reached ${n}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}

@@ -1,0 +1,69 @@
+import { createContext, useContext, type ReactNode } from 'react';
+import { describeError, type Api } from './api.ts';
+
+export type Role = 'VIEWER' | 'OPERATOR' | 'ADMIN';
+const RANK: Record<Role, number> = { VIEWER: 1, OPERATOR: 2, ADMIN: 3 };
+
+export interface Session {
+  api: Api;
+  name: string;
+  role: Role;
+}
+export const SessionContext = createContext<Session | null>(null);
+
+export function useSession(): Session {
+  const session = useContext(SessionContext);
+  if (!session) throw new Error('useSession outside the signed-in app');
+  return session;
+}
+
+/** Whether the caller's role allows an action; the server enforces it either way. */
+export function useCan(role: Role): boolean {
+  return RANK[useSession().role] >= RANK[role];
+}
+
+/** Why a button is disabled, for its title. */
+export const needs = (role: Role) => `needs the ${role.toLowerCase()} role`;
+
+/** An API error, shown where it happened. */
+export function ErrorNote({ error, children }: { error: unknown; children?: ReactNode }) {
+  if (!error) return null;
+  const { code, message, field } = describeError(error);
+  return (
+    <div role="alert" className="error-note">
+      <strong>{code}</strong> {message}
+      {field ? <span className="muted"> (field {field})</span> : null}
+      {children}
+    </div>
+  );
+}
+
+/** A union result's MutationError, as an Error for ErrorNote. */
+export function mutationProblem(result: { __typename?: string; message?: string; code?: string } | null | undefined): Error | null {
+  if (!result || result.message === undefined || !result.code) return null;
+  return Object.assign(new Error(`${result.code}: ${result.message}`), { name: result.__typename ?? 'Error' });
+}
+
+const number = new Intl.NumberFormat('en-US');
+export const fmt = (n: number) => number.format(n);
+
+export function ago(iso: string | null | undefined, now = Date.now()): string {
+  if (!iso) return '—';
+  return duration((now - Date.parse(iso)) / 1000) + ' ago';
+}
+
+export function duration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}
+
+export function StatusBadge({ status }: { status: string }) {
+  return <span className={`badge status-${status.toLowerCase()}`}>{status}</span>;
+}
+
+export function Loading({ what }: { what: string }) {
+  return <p className="muted" aria-busy="true">Loading {what}…</p>;
+}

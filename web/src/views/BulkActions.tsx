@@ -1,0 +1,188 @@
+// Bulk actions on every dead letter matching the filter: a dry run first (how many, a sample, what is
+// not eligible and why), then a confirmation. A large requeue becomes a throttled redrive, followed live.
+import { useEffect, useState, type FormEvent } from 'react';
+import { useNavigate } from 'react-router';
+import type { DeadLetterFilter } from '../filters.ts';
+import { graphql } from '../graphql.ts';
+import { ErrorNote, fmt, mutationProblem, needs, StatusBadge, useCan, useSession, type Role } from '../ui.tsx';
+
+const Requeue = graphql(`
+  mutation BulkRequeue($input: RequeueDeadLettersInput!) {
+    requeueDeadLetters(input: $input) {
+      __typename
+      ... on RequeueResult { count dryRun ids redrive { id } }
+      ... on MutationError { code message }
+    }
+  }
+`);
+const Resolve = graphql(`
+  mutation BulkResolve($input: ResolveDeadLettersInput!) {
+    resolveDeadLetters(input: $input) { __typename ... on BulkChange { count dryRun ids } ... on MutationError { code message } }
+  }
+`);
+const Discard = graphql(`
+  mutation BulkDiscard($input: DiscardDeadLettersInput!) {
+    discardDeadLetters(input: $input) { __typename ... on BulkChange { count dryRun ids } ... on MutationError { code message } }
+  }
+`);
+const Delete = graphql(`
+  mutation BulkDelete($input: DeleteDeadLettersInput!) {
+    deleteDeadLetters(input: $input) { __typename ... on BulkChange { count dryRun ids } ... on MutationError { code message } }
+  }
+`);
+const Breakdown = graphql(`
+  query BulkBreakdown($filter: DeadLetterFilter, $sample: DeadLetterFilter) {
+    deadLetterStats(filter: $filter) { byStatus { key count } }
+    deadLetters(filter: $sample, first: 5) { edges { node { id status eventType error { kind message } } } }
+  }
+`);
+
+type Action = 'requeue' | 'resolve' | 'discard' | 'delete';
+const ACTIONS: Record<Action, { label: string; role: Role; eligible: (status: string, force: boolean) => string | null; reasonRequired: boolean }> = {
+  requeue: {
+    label: 'Requeue',
+    role: 'OPERATOR',
+    eligible: (s, force) =>
+      s === 'PROCESSING' ? 'being delivered now' : ['PENDING', 'EXHAUSTED'].includes(s) || force ? null : 'already finished (tick "also requeue finished events")',
+    reasonRequired: false,
+  },
+  resolve: { label: 'Resolve', role: 'OPERATOR', eligible: (s) => (['PENDING', 'EXHAUSTED'].includes(s) ? null : 'only pending or exhausted events can be resolved'), reasonRequired: true },
+  discard: { label: 'Discard', role: 'OPERATOR', eligible: (s) => (['PENDING', 'EXHAUSTED'].includes(s) ? null : 'only pending or exhausted events can be discarded'), reasonRequired: true },
+  delete: { label: 'Delete for good', role: 'ADMIN', eligible: (s) => (s === 'PROCESSING' ? 'being delivered now' : null), reasonRequired: false },
+};
+
+interface Preview {
+  count: number;
+  sample: { id: string; status: string; eventType: string; error: { kind: string; message: string } }[];
+  ineligible: { status: string; count: number; why: string }[];
+}
+
+export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterFilter; matching: { count: number; exact: boolean } | null; onClose: (changed: boolean) => void }) {
+  const { api } = useSession();
+  const navigate = useNavigate();
+  const [action, setAction] = useState<Action>('requeue');
+  const [reason, setReason] = useState('');
+  const [force, setForce] = useState(false);
+  const [resetAttempts, setResetAttempts] = useState(false);
+  const [rate, setRate] = useState('');
+  const [preview, setPreview] = useState<Preview | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const [done, setDone] = useState<string | null>(null);
+  const allowed = useCan(ACTIONS[action].role);
+
+  useEffect(() => setPreview(null), [action, force]);
+
+  const run = async (dryRun: boolean) => {
+    const base = { filter, dryRun, reason: reason.trim() || undefined };
+    switch (action) {
+      case 'requeue': {
+        const r = await api.urql.mutation(Requeue, { input: { ...base, force, resetAttempts, ratePerSecond: rate ? Number(rate) : undefined } }).toPromise();
+        const data = r.data?.requeueDeadLetters;
+        return { error: r.error ?? mutationProblem(data), count: data && 'count' in data ? data.count : 0, ids: data && 'ids' in data ? data.ids : [], redrive: data && 'redrive' in data ? data.redrive?.id : undefined };
+      }
+      case 'resolve':
+      case 'discard':
+      case 'delete': {
+        const doc = action === 'resolve' ? Resolve : action === 'discard' ? Discard : Delete;
+        const r = await api.urql.mutation(doc as typeof Resolve, { input: { ...base, reason: base.reason ?? '' } }).toPromise();
+        const data = r.data ? Object.values(r.data)[0] as { count?: number; ids?: string[]; code?: string; message?: string; __typename: string } : null;
+        return { error: r.error ?? mutationProblem(data), count: data?.count ?? 0, ids: data?.ids ?? [], redrive: undefined };
+      }
+    }
+  };
+
+  const dryRun = async () => {
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await run(true);
+      if (r.error) return setError(r.error);
+      const b = await api.urql.query(Breakdown, { filter, sample: { ids: r.ids.slice(0, 5) } }).toPromise();
+      if (b.error || !b.data) return setError(b.error);
+      const ineligible = b.data.deadLetterStats.byStatus
+        .map((s) => ({ status: s.key, count: s.count, why: ACTIONS[action].eligible(s.key, force) }))
+        .filter((s): s is { status: string; count: number; why: string } => s.why !== null);
+      setPreview({ count: r.count, sample: r.ids.length ? b.data.deadLetters.edges.map((e) => e.node) : [], ineligible });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const confirm = async (event: FormEvent) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const r = await run(false);
+      if (r.error) return setError(r.error);
+      if (r.redrive) return navigate(`/redrives/${r.redrive}`);
+      setDone(`${ACTIONS[action].label}: ${fmt(r.count)} dead letters changed.`);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div role="dialog" aria-modal="true" aria-labelledby="bulk-title" className="dialog">
+      <form onSubmit={confirm}>
+        <h2 id="bulk-title">Act on all {matching ? `${fmt(matching.count)}${matching.exact ? '' : '+'}` : ''} matching</h2>
+        {done ? (
+          <>
+            <p role="status" data-testid="bulk-done">{done}</p>
+            <button type="button" onClick={() => onClose(true)}>Close</button>
+          </>
+        ) : (
+          <>
+            <fieldset>
+              <legend>Action</legend>
+              {(Object.keys(ACTIONS) as Action[]).map((a) => (
+                <label key={a} className="check">
+                  <input type="radio" name="action" value={a} checked={action === a} onChange={() => setAction(a)} /> {ACTIONS[a].label}
+                </label>
+              ))}
+            </fieldset>
+            {action === 'requeue' ? (
+              <fieldset>
+                <legend>Requeue options</legend>
+                <label className="check"><input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> also requeue finished events (succeeded, resolved, discarded)</label>
+                <label className="check"><input type="checkbox" checked={resetAttempts} onChange={(e) => setResetAttempts(e.target.checked)} /> reset attempts</label>
+                <label>Rate (events per second; makes it a throttled redrive)<input type="number" min={1} value={rate} onChange={(e) => setRate(e.target.value)} /></label>
+              </fieldset>
+            ) : null}
+            <label>
+              Reason{ACTIONS[action].reasonRequired ? ' (required)' : ''}
+              <input value={reason} onChange={(e) => setReason(e.target.value)} required={ACTIONS[action].reasonRequired} maxLength={2000} />
+            </label>
+            <ErrorNote error={error} />
+            {preview ? (
+              <section aria-label="Dry run" className="preview" data-testid="preview">
+                <p><strong>{fmt(preview.count)}</strong> will be {action === 'delete' ? 'deleted' : `${action}d`}. Nothing has changed yet.</p>
+                {preview.ineligible.length ? (
+                  <ul>
+                    {preview.ineligible.map((s) => <li key={s.status}>{fmt(s.count)} <StatusBadge status={s.status} /> not eligible: {s.why}</li>)}
+                  </ul>
+                ) : null}
+                {preview.sample.length ? (
+                  <table className="plain-table">
+                    <caption>Sample</caption>
+                    <tbody>
+                      {preview.sample.map((s) => <tr key={s.id}><td>{s.id}</td><td><StatusBadge status={s.status} /></td><td>{s.eventType}</td><td className="ellipsis">{s.error.message}</td></tr>)}
+                    </tbody>
+                  </table>
+                ) : null}
+              </section>
+            ) : null}
+            <div className="actions">
+              <button type="button" onClick={() => void dryRun()} disabled={busy || !allowed} title={allowed ? undefined : needs(ACTIONS[action].role)}>Preview (dry run)</button>
+              <button type="submit" className="danger" disabled={busy || !allowed || !preview || preview.count === 0}>
+                Confirm {ACTIONS[action].label.toLowerCase()} of {preview ? fmt(preview.count) : '…'}
+              </button>
+              <button type="button" onClick={() => onClose(false)}>Cancel</button>
+            </div>
+          </>
+        )}
+      </form>
+    </div>
+  );
+}
