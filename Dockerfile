@@ -10,8 +10,9 @@ COPY prisma ./prisma
 COPY prisma.config.ts ./
 COPY client ./client
 COPY src/client ./src/client
-# Full install (dev dependencies included) so `prisma generate` and the client build can run in
-# the postinstall hook.
+COPY web ./web
+# Full install (dev dependencies included) so `prisma generate`, the client build and the console
+# build (Vite, into web/dist) can run in the postinstall hook.
 RUN npm ci --no-audit --no-fund
 
 FROM node:24-bookworm-slim AS prod-deps
@@ -29,6 +30,7 @@ ENV NODE_ENV=production \
 WORKDIR /app
 COPY --from=prod-deps /app/node_modules ./node_modules
 COPY --from=deps /app/src/generated ./src/generated
+COPY --from=deps /app/web/dist ./web/dist
 COPY package.json prisma.config.ts ./
 COPY prisma ./prisma
 COPY src ./src

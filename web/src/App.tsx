@@ -1,5 +1,5 @@
-import { lazy, Suspense, useEffect, useMemo, useState, type FormEvent } from 'react';
-import { NavLink, Route, Routes } from 'react-router';
+import { Component, lazy, Suspense, useEffect, useMemo, useState, type FormEvent, type ReactNode } from 'react';
+import { NavLink, Route, Routes, useLocation } from 'react-router';
 import { Provider as UrqlProvider } from 'urql';
 import { createApi, describeError, storedKey, storeKey, useConnectionState } from './api.ts';
 import { graphql } from './graphql.ts';
@@ -112,6 +112,7 @@ function Shell({ onSignOut }: { onSignOut?: () => void }) {
         <div role="status" className="banner">Reconnecting to the live feed… changes made meanwhile will be caught up.</div>
       ) : null}
       <main>
+        <ViewBoundary key={useLocation().pathname}>
         <Suspense fallback={<Loading what="view" />}>
           <Routes>
             <Route path="/" element={<Overview />} />
@@ -124,7 +125,24 @@ function Shell({ onSignOut }: { onSignOut?: () => void }) {
             <Route path="*" element={<p>No such page. <NavLink to="/">Back to the overview</NavLink></p>} />
           </Routes>
         </Suspense>
+        </ViewBoundary>
       </main>
     </>
   );
+}
+
+/** A view that fails to render says so in place; the navigation keeps working. */
+class ViewBoundary extends Component<{ children: ReactNode }, { error: Error | null }> {
+  state = { error: null as Error | null };
+  static getDerivedStateFromError(error: Error) {
+    return { error };
+  }
+  render() {
+    if (!this.state.error) return this.props.children;
+    return (
+      <div role="alert" className="error-note">
+        <strong>This view failed:</strong> {this.state.error.message}. Other views still work; <a href={location.href}>reload this one</a>.
+      </div>
+    );
+  }
 }
