@@ -1,5 +1,7 @@
 import type { Prisma } from '../../generated/prisma/client.ts';
+import type { RollupPlan } from '../../domain/statsRollups.ts';
 import type { Db } from '../createDb.ts';
+import { rollupContributionsSql } from './rollupStatsCounts.ts';
 
 export interface StatusCount {
   status: string;
@@ -14,4 +16,14 @@ export async function countDeadLettersByStatus(db: Db, where: Prisma.Sql): Promi
      where ${where}
      group by d.status
      order by d.status`;
+}
+
+/** The same counts from the hourly rollups (whole hours) plus the scanned partial hours of `plan`. */
+export async function countRolledUpByStatus(db: Db, plan: RollupPlan): Promise<StatusCount[]> {
+  return db.$queryRaw<StatusCount[]>`
+    select r.status::text as status, sum(r.n)::int as count
+      from ${rollupContributionsSql(plan)}
+     group by r.status
+    having sum(r.n) > 0
+     order by r.status`;
 }
