@@ -118,53 +118,84 @@ export class LazarusClient {
     return results;
   }
 
+  /**
+   * Any GraphQL operation, for tools built on this client (the `lazarus` CLI). Answers with `data`;
+   * a top-level error becomes a LazarusError with its code. Retries like deadLetterMany only when
+   * `retry` is set: use it for reads and for writes that are safe to repeat.
+   */
+  async request<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}, options: { retry?: boolean } = {}): Promise<T> {
+    return this.#withRetries(options.retry ? this.#o.retries : 0, async () => {
+      const { body, status } = await this.#post(query, variables);
+      const first = body.errors?.[0];
+      if (!body.data || first) {
+        const code = first?.extensions?.code ?? `HTTP_${status}`;
+        if (code === 'INTERNAL_SERVER_ERROR') throw new RetryableError(first?.message ?? 'server error');
+        throw new LazarusError(code, first?.message ?? `HTTP ${status}`, { field: first?.extensions?.field ?? null });
+      }
+      return body.data as T;
+    });
+  }
+
   async #send(inputs: ReturnType<typeof toVariables>[], offset: number): Promise<{ id: string; created: boolean }[]> {
-    for (let attempt = 0; ; attempt++) {
+    return this.#withRetries(this.#o.retries, async () => {
+      const { body, status } = await this.#post(MUTATION, { inputs });
+      const result = body.data?.recordDeadLetters as
+        | { __typename: string; results: { id: string; created: boolean }[]; code: string; message: string; field: string; index: number | null }
+        | undefined;
+      if (!result) {
+        const first = body.errors?.[0];
+        const code = first?.extensions?.code ?? `HTTP_${status}`;
+        if (code === 'INTERNAL_SERVER_ERROR') throw new RetryableError(first?.message ?? 'server error');
+        throw new LazarusError(code, first?.message ?? `HTTP ${status}`);
+      }
+      if (result.__typename === 'ValidationError') {
+        const index = result.index === null ? null : result.index + offset;
+        throw new LazarusError(result.code, result.message, { field: result.field, index });
+      }
+      return result.results;
+    });
+  }
+
+  async #withRetries<T>(retries: number, attempt: () => Promise<T>): Promise<T> {
+    for (let n = 0; ; n++) {
       try {
-        return await this.#attempt(inputs, offset);
+        return await attempt();
       } catch (error) {
-        if (!(error instanceof RetryableError) || attempt >= this.#o.retries) {
-          if (error instanceof RetryableError) throw new LazarusError('UNAVAILABLE', `gave up after ${attempt + 1} attempts: ${error.message}`, { cause: error.cause });
+        if (!(error instanceof RetryableError) || n >= retries) {
+          if (error instanceof RetryableError) throw new LazarusError('UNAVAILABLE', `gave up after ${n + 1} attempts: ${error.message}`, { cause: error.cause });
           throw error;
         }
-        const cap = Math.min(this.#o.maxBackoffMs, this.#o.minBackoffMs * 2 ** attempt);
+        const cap = Math.min(this.#o.maxBackoffMs, this.#o.minBackoffMs * 2 ** n);
         await new Promise((r) => setTimeout(r, Math.random() * cap));
       }
     }
   }
 
-  async #attempt(inputs: ReturnType<typeof toVariables>[], offset: number): Promise<{ id: string; created: boolean }[]> {
+  /** One POST; network trouble, 429 and 5xx are retryable. */
+  async #post(query: string, variables: Record<string, unknown>): Promise<{ status: number; body: GraphQLBody }> {
     let response: Response;
     try {
       response = await this.#o.fetch(this.#o.url, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json', ...(this.#o.apiKey && { authorization: `Bearer ${this.#o.apiKey}` }) },
-        body: JSON.stringify({ query: MUTATION, variables: { inputs } }),
+        body: JSON.stringify({ query, variables }),
         signal: AbortSignal.timeout(this.#o.timeoutMs),
       });
     } catch (error) {
       throw new RetryableError(`request failed: ${(error as Error).message}`, { cause: error });
     }
     if (response.status === 429 || response.status >= 500) throw new RetryableError(`HTTP ${response.status}`);
-    let body: { data?: { recordDeadLetters?: any } | null; errors?: { message: string; extensions?: { code?: string } }[] };
     try {
-      body = await response.json();
+      return { status: response.status, body: (await response.json()) as GraphQLBody };
     } catch (error) {
       throw new RetryableError(`unreadable response (HTTP ${response.status})`, { cause: error });
     }
-    const result = body.data?.recordDeadLetters;
-    if (!result) {
-      const first = body.errors?.[0];
-      const code = first?.extensions?.code ?? `HTTP_${response.status}`;
-      if (code === 'INTERNAL_SERVER_ERROR') throw new RetryableError(first?.message ?? 'server error');
-      throw new LazarusError(code, first?.message ?? `HTTP ${response.status}`);
-    }
-    if (result.__typename === 'ValidationError') {
-      const index = result.index === null ? null : result.index + offset;
-      throw new LazarusError(result.code, result.message, { field: result.field, index });
-    }
-    return result.results;
   }
+}
+
+interface GraphQLBody {
+  data?: Record<string, unknown> | null;
+  errors?: { message: string; extensions?: { code?: string; field?: string } }[];
 }
 
 function toVariables(input: DeadLetterInput) {

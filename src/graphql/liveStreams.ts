@@ -4,6 +4,7 @@ import { countDeadLettersByStatus, countRolledUpByStatus, type StatusCount } fro
 import type { Db } from '../db/createDb.ts';
 import { deadLetterWhereSql, matchesDeadLetterFilter, matchesRemovedDeadLetter, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
 import { rollupPlan } from '../domain/statsRollups.ts';
+import { rollupContributionsSql } from '../db/sql/rollupStatsCounts.ts';
 import { createBoundedQueue, tooSlowError, type BoundedQueue } from '../events/boundedQueue.ts';
 import { compareCursors, type ChangeCursor } from '../events/changeCursor.ts';
 import type { DeadLetterChangeEvent, DeliveryAttemptEvent, LiveFeed } from '../events/liveEvents.ts';
@@ -81,7 +82,7 @@ export function deadLetterStats(feed: LiveFeed, db: Db, filter: DeadLetterFilter
   // apart, would cost each subscriber a full count at a million rows.
   const plan = rollupPlan(filter);
   const where = deadLetterWhereSql(filter);
-  const count = () => (plan ? countRolledUpByStatus(db, plan) : countDeadLettersByStatus(db, where));
+  const count = () => (plan ? countRolledUpByStatus(db, rollupContributionsSql(plan)) : countDeadLettersByStatus(db, where));
   let timer: NodeJS.Timeout | undefined;
   let lastAt = 0;
   let inFlight = false;

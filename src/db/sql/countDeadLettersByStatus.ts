@@ -1,7 +1,5 @@
 import type { Prisma } from '../../generated/prisma/client.ts';
-import type { RollupPlan } from '../../domain/statsRollups.ts';
 import type { Db } from '../createDb.ts';
-import { rollupContributionsSql } from './rollupStatsCounts.ts';
 
 export interface StatusCount {
   status: string;
@@ -18,11 +16,11 @@ export async function countDeadLettersByStatus(db: Db, where: Prisma.Sql): Promi
      order by d.status`;
 }
 
-/** The same counts from the hourly rollups (whole hours) plus the scanned partial hours of `plan`. */
-export async function countRolledUpByStatus(db: Db, plan: RollupPlan): Promise<StatusCount[]> {
+/** The same counts from rollup contributions (rollupContributionsSql: whole hours plus scanned partial hours). */
+export async function countRolledUpByStatus(db: Db, contributions: Prisma.Sql): Promise<StatusCount[]> {
   return db.$queryRaw<StatusCount[]>`
     select r.status::text as status, sum(r.n)::int as count
-      from ${rollupContributionsSql(plan)}
+      from ${contributions}
      group by r.status
     having sum(r.n) > 0
      order by r.status`;
