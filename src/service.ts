@@ -21,7 +21,8 @@ import { createListenerHealth } from './notify/listenerHealth.ts';
 import { registerLiveMetrics } from './notify/liveMetrics.ts';
 import type { Logger } from './logger.ts';
 import { createRetryMetrics } from './retry/metrics.ts';
-import { startRollupCompaction } from './domain/statsRollups.ts';
+import { compactRollups } from './domain/statsRollups.ts';
+import { startPeriodic } from './workers/periodic.ts';
 import { startRetryService, type RetryServiceOptions } from './retry/startRetryService.ts';
 import { isConsoleRequest, openConsoleSite } from './http/console.ts';
 
@@ -92,7 +93,7 @@ export async function startService(config: Config, logger: Logger, options: Retr
       notify: async (channel, payload) => void (await api.pool.query('select pg_notify($1, $2)', [channel, payload])),
     });
     await health.start();
-    undo.push(async () => health.stop());
+    undo.push(() => health.stop());
 
     const authenticate = createApiKeyAuthenticator(config.apiKeys);
     const site = openConsoleSite(config.consoleDir);
@@ -125,7 +126,8 @@ export async function startService(config: Config, logger: Logger, options: Retr
     const redrives = startRedriveRunner({ db: api.db, logger, outage });
     undo.push(() => redrives.stop());
 
-    const rollups = startRollupCompaction({ db: api.db, logger });
+    // An uncompacted ledger is only slower to read, never wrong: a failed run waits for the next.
+    const rollups = startPeriodic({ name: 'rollup compaction', everyMs: 60_000, runOnce: () => compactRollups(api.db), logger });
     undo.push(() => rollups.stop());
 
     const metrics = createRetryMetrics(api.db, { maxEventTypes: config.metrics.maxEventTypes });

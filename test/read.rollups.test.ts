@@ -2,7 +2,8 @@ import { pino } from 'pino';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import { close, remove, requeue } from '../src/domain/operatorActions.ts';
-import { compactRollups, rollupPlan, startRollupCompaction } from '../src/domain/statsRollups.ts';
+import { compactRollups, rollupPlan } from '../src/domain/statsRollups.ts';
+import { startPeriodic } from '../src/workers/periodic.ts';
 import type { GraphQLServer } from '../src/graphql/server.ts';
 import { runRetryPass } from '../src/retry/runRetryPass.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -101,14 +102,14 @@ describe('stats rollups', () => {
   });
 });
 
-describe('startRollupCompaction', () => {
+describe('rollup compaction as the service runs it', () => {
   it('folds the ledger on its interval until stopped', async () => {
     await seed(12);
     await t.handle.pool.query(`update dead_letters set status = 'RESOLVED', resolved_by = 'x'`);
     const rows = async () => (await t.handle.pool.query('select count(*)::int as n from dead_letter_rollups')).rows[0].n as number;
     const groups = (await expectRollupsEqualScan()).length;
     expect(await rows()).toBeGreaterThan(groups);
-    const compaction = startRollupCompaction({ db: t.db, logger: pino({ level: 'silent' }), intervalMs: 20 });
+    const compaction = startPeriodic({ name: 'rollup compaction', everyMs: 20, runOnce: () => compactRollups(t.db), logger: pino({ level: 'silent' }) });
     await vi.waitFor(async () => expect(await rows()).toBe(groups), { timeout: 10_000, interval: 20 });
     await compaction.stop();
     await expectRollupsEqualScan();

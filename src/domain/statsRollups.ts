@@ -5,7 +5,6 @@
 // signature rollups (20261122130000) hold the same dimensions but status, plus the error signature.
 import { Prisma } from '../generated/prisma/client.ts';
 import type { Db } from '../db/createDb.ts';
-import type { Logger } from '../logger.ts';
 import { compactRollupBatch, type CompactionBatch, type RollupLedger } from '../db/sql/compactRollups.ts';
 import { deadLetterWhereSql, type DeadLetterFilter, type TimeRange } from './deadLetterFilter.ts';
 
@@ -99,20 +98,3 @@ export async function compactRollups(
   return removed;
 }
 
-/**
- * Compacts the rollups every `intervalMs` (default a minute) until stopped. Failures are logged
- * and retried on the next tick: an uncompacted ledger is only slower to read, never wrong.
- */
-export function startRollupCompaction(deps: { db: Db; logger: Pick<Logger, 'warn'>; intervalMs?: number }): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = compactRollups(deps.db).catch((error: Error) => deps.logger.warn({ err: error.message }, 'rollup compaction failed'));
-  }, deps.intervalMs ?? 60_000);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
-}

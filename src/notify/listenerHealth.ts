@@ -14,6 +14,7 @@
 // session; a NOTIFY that comes back proves more (the LISTEN exists and delivery works end to end).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.ts';
+import { startPeriodic, type Periodic } from '../workers/periodic.ts';
 import type { ChangeListener } from './changeListener.ts';
 
 export type ListenerState = 'starting' | 'ok' | 'disconnected' | 'degraded';
@@ -37,7 +38,7 @@ export interface ListenerHealthDeps {
 export interface ListenerHealth {
   /** Runs the start-up self-probe (bounded by timeoutMs), then the heartbeat. */
   start(): Promise<void>;
-  stop(): void;
+  stop(): Promise<void>;
   state(): ListenerState;
   stats(): { probes: number; probeFailures: number; forcedReconnects: number };
 }
@@ -50,7 +51,7 @@ export function createListenerHealth(deps: ListenerHealthDeps): ListenerHealth {
   let lastOk = false;
   let started = false;
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
+  let heartbeat: Periodic | undefined;
   const stats = { probes: 0, probeFailures: 0, forcedReconnects: 0 };
 
   deps.listener.onProbe((payload) => waiting.get(payload)?.());
@@ -99,24 +100,15 @@ export function createListenerHealth(deps: ListenerHealthDeps): ListenerHealth {
     lastOk = ok;
   };
 
-  const loop = () => {
-    timer = setTimeout(() => {
-      void check().finally(() => {
-        if (!stopped) loop();
-      });
-    }, deps.intervalMs ?? DEFAULT_HEARTBEAT_MS);
-    timer.unref();
-  };
-
   return {
     async start() {
       await check();
       started = true;
-      if (!stopped) loop();
+      if (!stopped) heartbeat = startPeriodic({ name: 'listener heartbeat', everyMs: deps.intervalMs ?? DEFAULT_HEARTBEAT_MS, runOnce: check, logger });
     },
-    stop() {
+    async stop() {
       stopped = true;
-      clearTimeout(timer);
+      await heartbeat?.stop();
     },
     state() {
       if (!started) return 'starting';

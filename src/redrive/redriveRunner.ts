@@ -1,4 +1,4 @@
-// The redrive runner. Lifecycle: idle → (poll finds a RUNNING redrive, takes its lease) →
+// The redrive runner. Lifecycle: idle → (a poll, every pollIntervalMs, finds a RUNNING redrive and takes its lease) →
 // batches, each followed by a pause that keeps the rate → idle when it completes, is paused or
 // cancelled, or the lease is lost. stop() ends the current wait at once and returns after the
 // batch in flight (a batch is one statement: it either happened or did not).
@@ -13,6 +13,7 @@ import { classifyDatabaseError } from '../db/errors.ts';
 import { failRedrive, runRedriveBatch } from '../domain/redrives.ts';
 import type { Logger } from '../logger.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
+import { startPeriodic } from '../workers/periodic.ts';
 
 export const DEFAULT_REDRIVE_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_REDRIVE_LEASE_SECONDS = 30;
@@ -90,31 +91,31 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
     await failRedrive(deps.db, redriveId, error instanceof Error ? error.message : String(error));
   };
 
-  const loop = (async () => {
+  // One poll: claim a RUNNING redrive and drive it to its end, then the next, until none is left.
+  const poll = async () => {
     while (!abort.signal.aborted) {
       let redriveId: bigint | null = null;
       try {
         redriveId = await claimRedrive(deps.db, { owner, leaseSeconds });
         outage.answered();
-        if (redriveId !== null) {
-          const { ratePerSecond } = await deps.db.redrive.findUniqueOrThrow({ where: { id: redriveId }, select: { ratePerSecond: true } });
-          await drive(redriveId, ratePerSecond);
-          continue;
-        }
+        if (redriveId === null) return;
+        const { ratePerSecond } = await deps.db.redrive.findUniqueOrThrow({ where: { id: redriveId }, select: { ratePerSecond: true } });
+        await drive(redriveId, ratePerSecond);
       } catch (error) {
         if (redriveId === null) outage.failed(error, 'redrive poll failed; retrying after the poll interval');
         else await onBatchError(redriveId, error).catch((e: unknown) => logger.error({ err: e, redriveId }, 'could not mark the redrive FAILED'));
+        return;
       }
-      await sleep(pollIntervalMs);
     }
-  })();
+  };
+  const polling = startPeriodic({ name: 'redrive poll', everyMs: pollIntervalMs, immediately: true, runOnce: poll, logger });
 
   return {
     owner,
     events,
     async stop() {
       abort.abort();
-      await loop;
+      await polling.stop();
     },
   };
 }

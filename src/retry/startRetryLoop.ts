@@ -19,6 +19,7 @@ import type { Db } from '../db/createDb.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
 import { msUntilNextDue } from '../db/sql/claimDueDeadLetters.ts';
 import { purgeFinishedDeadLetters } from '../db/sql/purgeFinishedDeadLetters.ts';
+import { startPeriodic } from '../workers/periodic.ts';
 import type { Logger } from '../logger.ts';
 import type { Deliver } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
@@ -84,8 +85,6 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
     wakeUp();
   };
   const unsubscribe = deps.wake?.(onHint) ?? (() => {});
-  let lastRetentionMs = 0;
-  let purging: Promise<unknown> | null = null;
 
   // The earliest moment (this process's clock) a retry this loop scheduled becomes due. A pass
   // hands off before its failures are written, so the database cannot be asked yet; the pass
@@ -147,6 +146,26 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
     void pass.finally(() => alive.delete(pass));
   });
 
+  // Retention, beside the passes: short purge batches back to back, every retentionIntervalMs.
+  const retentionMs = config.retentionMs;
+  const retention =
+    retentionMs === null
+      ? null
+      : startPeriodic({
+          name: 'retention',
+          everyMs: config.retentionIntervalMs,
+          immediately: true,
+          logger,
+          onError: (error) => outage.failed(error, 'retention purge failed'),
+          runOnce: async (signal) => {
+            for (;;) {
+              const purged = await purgeFinishedDeadLetters(deps.db, retentionMs, RETENTION_BATCH);
+              if (purged !== null) events.emit('purged', purged);
+              if (purged !== RETENTION_BATCH || signal.aborted || drain.signal.aborted) return;
+            }
+          },
+        });
+
   const running = (async () => {
     while (!drain.signal.aborted) {
       hinted = false;
@@ -154,14 +173,13 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
       lastPassAt = Date.now();
       if (retryDueAt <= lastPassAt) retryDueAt = Infinity;
       const claimed = await startPass();
-      startRetention();
       while (alive.size >= MAX_PASSES_ALIVE) await Promise.race(alive);
       // Claim no more while every slot is busy (a hung receiver): another process may deliver them.
       if (await slots.acquire(drain.signal)) slots.release();
       if (claimed !== config.batchSize) await waitForWork(await nextWaitMs());
     }
     while (alive.size > 0) await Promise.race(alive);
-    await purging;
+    await retention?.stop();
   })();
 
   /** The poll interval, or less when a waiting event becomes due sooner. */
@@ -171,22 +189,6 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
       return null;
     });
     return dueInMs === null ? config.pollIntervalMs : Math.max(0, Math.min(config.pollIntervalMs, dueInMs));
-  }
-
-  /** Starts a purge batch when one is due and none is running; the loop does not wait for it. */
-  function startRetention() {
-    if (purging || config.retentionMs === null || Date.now() - lastRetentionMs < config.retentionIntervalMs || drain.signal.aborted) return;
-    lastRetentionMs = Date.now();
-    const retentionMs = config.retentionMs;
-    purging = (async () => {
-      for (;;) {
-        const purged = await purgeFinishedDeadLetters(deps.db, retentionMs, RETENTION_BATCH);
-        if (purged !== null) events.emit('purged', purged);
-        if (purged !== RETENTION_BATCH || drain.signal.aborted) return;
-      }
-    })()
-      .catch((error: unknown) => outage.failed(error, 'retention purge failed'))
-      .finally(() => (purging = null));
   }
 
   return {
