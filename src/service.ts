@@ -25,6 +25,7 @@ import { compactRollups } from './domain/statsRollups.ts';
 import { startPeriodic } from './workers/periodic.ts';
 import { startRetryService, type RetryServiceOptions } from './retry/startRetryService.ts';
 import { isConsoleRequest, openConsoleSite } from './http/console.ts';
+import { countAppliedMigrations, notify } from './db/sql/serviceChecks.ts';
 
 /** A start-up failure with a message meant for the operator, printed as one line. */
 export class StartupError extends Error {
@@ -90,7 +91,7 @@ export async function startService(config: Config, logger: Logger, options: Retr
       feed,
       logger,
       normalPollMs: DEFAULT_FALLBACK_POLL_MS,
-      notify: async (channel, payload) => void (await api.pool.query('select pg_notify($1, $2)', [channel, payload])),
+      notify: (channel, payload) => notify(api.pool, channel, payload),
     });
     await health.start();
     undo.push(() => health.stop());
@@ -110,12 +111,7 @@ export async function startService(config: Config, logger: Logger, options: Retr
       isReady: async () => {
         const state = health.state();
         if (state === 'disconnected' || state === 'starting') return false;
-        const done = await api.pool.query<{ n: number }>(
-          `select count(*)::int as n from _prisma_migrations
-            where finished_at is not null and rolled_back_at is null and migration_name = any($1)`,
-          [migrationNames],
-        );
-        if (done.rows[0]?.n !== migrationNames.length) return false;
+        if ((await countAppliedMigrations(api.pool, migrationNames)) !== migrationNames.length) return false;
         // Still serving, with subscriptions fed by polling: ready, but saying so.
         if (state === 'degraded') return Response.json({ status: 'degraded', reason: 'NOTIFY does not reach the listener; the change feed polls' });
         return true;

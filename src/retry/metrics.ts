@@ -10,6 +10,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DEFAULT_METRICS_MAX_EVENT_TYPES } from '../config.ts';
 import type { Db } from '../db/createDb.ts';
+import { deadLettersByStatusAndType, oldestDuePendingAgeSeconds } from '../db/sql/metricsReads.ts';
 
 /** The event_type label of everything past the cap. */
 export const OTHER_EVENT_TYPES = '_other';
@@ -70,10 +71,7 @@ export function createRetryMetrics(db: Db, options: RetryMetricsOptions = {}): R
   new Gauge({
     name: 'lazarus_dead_letters', help: 'Dead letters by status and event type.', labelNames: ['status', 'event_type'], registers: [registry],
     async collect() {
-      // From the rollups (kept exact by the triggers, in the writers' transactions) rather than
-      // counting the table at every scrape: ~86k rollup rows instead of 1M events in bench:read's seed.
-      const rows = await db.$queryRaw<{ status: string; event_type: string; n: number }[]>`
-        select status::text, event_type, sum(count)::int as n from dead_letter_rollups group by 1, 2 having sum(count) <> 0`;
+      const rows = await deadLettersByStatusAndType(db);
       this.reset();
       for (const [key, n] of capEventTypes(rows, maxEventTypes)) {
         const [status, eventType] = key.split('\0') as [string, string];
@@ -84,10 +82,7 @@ export function createRetryMetrics(db: Db, options: RetryMetricsOptions = {}): R
   new Gauge({
     name: 'lazarus_oldest_pending_age_seconds', help: 'Age of the oldest PENDING event that is due (0 when none).', registers: [registry],
     async collect() {
-      const [row] = await db.$queryRaw<{ age: number | null }[]>`
-        select extract(epoch from now() - min(next_attempt_at))::float8 as age
-          from dead_letters where status = 'PENDING' and next_attempt_at <= now()`;
-      this.set(row?.age ?? 0);
+      this.set((await oldestDuePendingAgeSeconds(db)) ?? 0);
     },
   });
   return {
