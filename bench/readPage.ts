@@ -1,7 +1,7 @@
 // npm run bench:read:page — the fixed cost of a cheap page, on bench:read's database (run
-// bench:read first). For each shape, many samples of four requests in turn: the page through Yoga
-// as served (useDirectPages), the same page with useDirectPages turned off (graphql-jit's executor),
-// and bench:read's hand-written SQL through pg, unnamed and as a named prepared statement. p50s, and their ratios, in ms. bench:read itself
+// bench:read first). For each shape, many samples of three requests in turn: the page through Yoga
+// as served, and bench:read's hand-written SQL through pg, unnamed and as a named prepared
+// statement. p50s in ms, and what the GraphQL request adds to the unnamed SQL. bench:read itself
 // takes few samples of several contenders; this isolates what the GraphQL layer adds to one page.
 import pg from 'pg';
 import { pino } from 'pino';
@@ -27,8 +27,7 @@ const SHAPES = [
 ];
 
 const handle = createDb(url.toString(), { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, applicationName: 'lazarus-bench' });
-const server = (directPages: boolean) =>
-  createGraphQLServer({ db: handle.db, logger: pino({ level: 'silent' }), graphiql: false, authenticate: () => LOCAL_PRINCIPAL, isReady: async () => true, ...(directPages ? {} : { directPages: false }) });
+const server = createGraphQLServer({ db: handle.db, logger: pino({ level: 'silent' }), graphiql: false, authenticate: () => LOCAL_PRINCIPAL, isReady: async () => true });
 const pool = new pg.Pool({ connectionString: url.toString(), max: 4 });
 
 async function request(target: GraphQLServer, body: string): Promise<void> {
@@ -37,18 +36,17 @@ async function request(target: GraphQLServer, body: string): Promise<void> {
   if (json.errors) throw new Error(JSON.stringify(json.errors));
 }
 
-const [direct, executor] = [server(true), server(false)];
 console.log(`${SAMPLES} samples per contender after ${WARMUPS} warm-ups, in turn; p50 in ms.\n`);
-console.log('| query shape | GraphQL (direct) | GraphQL (executor) | SQL | SQL, prepared | direct/SQL | executor/SQL | direct/SQL, prepared |');
-console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+console.log('| query shape | GraphQL | SQL | SQL, prepared | GraphQL − SQL |');
+console.log('|---|---:|---:|---:|---:|');
 for (const [i, shape] of SHAPES.entries()) {
   const body = JSON.stringify({ query: `{ deadLetters(first: 50${shape.filter}) { edges { node { ${NODE} } } } }` });
-  // The last column: the same SQL as a named prepared statement, as Lazarus runs pages whose plan
-  // no value changes (see hasValueIndependentPlan), so what the GraphQL layer adds shows alone.
+  // The same SQL as a named prepared statement shows what planning costs; Lazarus plans pages per
+  // request (their best plan depends on the values), so the GraphQL page is compared to the unnamed SQL.
   const prepared = { name: `bench_page_${i}`, text: shape.sql, values: shape.params };
-  const runs = [() => request(direct, body), () => request(executor, body), () => pool.query(shape.sql, shape.params), () => pool.query(prepared)];
-  const [d, e, s, p] = (await timeAlternating(runs, SAMPLES, { rounds: WARMUPS })).map((t) => t.p50) as [number, number, number, number];
-  console.log(`| ${shape.name} | ${d.toFixed(3)} | ${e.toFixed(3)} | ${s.toFixed(3)} | ${p.toFixed(3)} | ${(d / s).toFixed(2)}× | ${(e / s).toFixed(2)}× | ${(d / p).toFixed(2)}× |`);
+  const runs = [() => request(server, body), () => pool.query(shape.sql, shape.params), () => pool.query(prepared)];
+  const [g, s, p] = (await timeAlternating(runs, SAMPLES, { rounds: WARMUPS })).map((t) => t.p50) as [number, number, number];
+  console.log(`| ${shape.name} | ${g.toFixed(3)} | ${s.toFixed(3)} | ${p.toFixed(3)} | ${(g - s).toFixed(3)} |`);
 }
 await pool.end();
 await handle.close();

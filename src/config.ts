@@ -48,6 +48,7 @@ const envSchema = z.object({
   DATABASE_POOL_MAX: z.coerce.number().int().min(1).max(200).default(DEFAULT_DB_POOL_MAX),
   DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(DEFAULT_DB_POOL_ACQUIRE_TIMEOUT_MS),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_DB_STATEMENT_TIMEOUT_MS),
+  DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(DEFAULT_SHUTDOWN_TIMEOUT_MS),
   GRAPHIQL_ENABLED: booleanFlag.optional(),
   GRAPHQL_INTROSPECTION: booleanFlag.optional(),
@@ -98,6 +99,8 @@ export interface Config {
     readonly acquireTimeoutMs: number;
     /** Server-side statement_timeout for every connection. Default 15000 ms. */
     readonly statementTimeoutMs: number;
+    /** Run fixed-text statements as named prepared statements (db/createDb.ts queryPrepared). Default true. */
+    readonly preparedStatements: boolean;
   };
   /** Grace period for in-flight work on SIGINT/SIGTERM. Default 10000 ms. */
   readonly shutdownTimeoutMs: number;
@@ -184,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       poolMax: e.DATABASE_POOL_MAX,
       acquireTimeoutMs: e.DATABASE_POOL_ACQUIRE_TIMEOUT_MS,
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+      preparedStatements: e.DATABASE_PREPARED_STATEMENTS,
     }),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     graphiqlEnabled: e.GRAPHIQL_ENABLED ?? !isProduction,

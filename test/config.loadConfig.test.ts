@@ -28,6 +28,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ NODE_ENV: 'production' }).http.introspection).toBe(false);
   });
 
+  it('prepares fixed-text statements unless DATABASE_PREPARED_STATEMENTS turns them off', () => {
+    expect(loadConfig({}).db.preparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).db.preparedStatements).toBe(false);
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(loadConfig({}))).toBe(true);
   });

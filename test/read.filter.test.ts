@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { matchesDeadLetterFilter } from '../src/domain/deadLetterFilter.ts';
+import { deadLetterWhereSql, matchesDeadLetterFilter } from '../src/domain/deadLetterFilter.ts';
 import { parseDeadLetterFilter } from '../src/graphql/deadLetterFilter.ts';
 import type { GraphQLServer } from '../src/graphql/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -92,6 +92,20 @@ describe('DeadLetterFilter', () => {
     const filter = { ids: [ids.a!.toString(), ids.c!.toString(), '999999'] };
     const { body } = await execute<ListData>(server, LIST, { filter });
     expect(keysOf(body.data!.deadLetters.edges.map((e) => e.node.id))).toEqual(['a', 'c']);
+  });
+
+  it('matches nothing for an empty list of statuses or error kinds', async () => {
+    for (const filter of [{ statuses: [] }, { errorKinds: [], eventTypes: ['order.placed'] }]) {
+      const { body } = await execute<ListData>(server, LIST, { filter });
+      expect(body.errors).toBeUndefined();
+      expect(body.data!.deadLetters).toEqual({ totalCount: 0, edges: [] });
+    }
+  });
+
+  it('writes only its own enum names into the SQL text', () => {
+    expect(deadLetterWhereSql({ statuses: ['EXHAUSTED'], errorKinds: ['TIMEOUT', 'CRASH'] }).values).toEqual([]);
+    expect(() => deadLetterWhereSql({ statuses: ["EXHAUSTED' or true --" as 'EXHAUSTED'] })).toThrow(/not a "DeadLetterStatus" value/);
+    expect(() => deadLetterWhereSql({ errorKinds: ['toString' as 'CRASH'] })).toThrow(/not a "ErrorKind" value/);
   });
 
   it('stores the error signature the trigger-free generated column computes', async () => {

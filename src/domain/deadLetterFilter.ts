@@ -84,8 +84,8 @@ export function errorTextSql(text: string, mode: ErrorTextMode): Prisma.Sql {
 
 /**
  * Enum values as literals: names from our own enum, never a client's text (anything else throws).
- * PostgreSQL then plans with each value's own frequency, also in a prepared statement (a bound
- * status would get one plan for PENDING, 40% of rows, and PROCESSING, a handful, alike).
+ * A literal is planned with its own frequency (PENDING is 40% of rows, PROCESSING a handful) even
+ * where a bound value might get one generic plan for both.
  */
 function enumIn(column: Prisma.Sql, values: readonly string[], names: Record<string, string>, type: string): Prisma.Sql {
   if (values.length === 0) return Prisma.sql`false`; // an empty list matches nothing, as `= any('{}')` did
@@ -94,29 +94,6 @@ function enumIn(column: Prisma.Sql, values: readonly string[], names: Record<str
     return `'${value}'`;
   });
   return Prisma.sql`${column} ${Prisma.raw(literals.length === 1 ? `= ${literals[0]}::${type}` : `in (${literals.join(', ')})`)}`;
-}
-
-// Filters whose every plan, in created order, walks an index in that order with the values as
-// index conditions (the created_at index, or one on (column, created_at)), so one plan serves
-// every value: a generic plan cannot turn a rare value's few rows into a walk of the whole table.
-const VALUE_INDEPENDENT_PLAN = new Set<keyof DeadLetterFilter>(['ids', 'statuses', 'errorKinds', 'eventTypes', 'queues', 'sources', 'createdAt']);
-const SINGLE_VALUED = ['eventTypes', 'queues', 'sources'] as const;
-
-/**
- * Whether a page of this filter in `order` may run as a named prepared statement, whose plan
- * PostgreSQL reuses for other values once it finds a generic plan no dearer than the custom ones:
- * in created order, or without a filter (the order's own index, nothing else). Enum values are
- * literals (see enumIn); a list of several text values is left out, as are error text, payload
- * and the other ranges, whose best plan depends on how many rows the value matches.
- */
-export function hasValueIndependentPlan(filter: DeadLetterFilter, order: string): boolean {
-  const keys = Object.keys(filter);
-  if (keys.length === 0) return true;
-  return (
-    order === 'CREATED_AT' &&
-    keys.every((key) => VALUE_INDEPENDENT_PLAN.has(key as keyof DeadLetterFilter)) &&
-    SINGLE_VALUED.every((key) => (filter[key]?.length ?? 1) === 1)
-  );
 }
 
 /** Renders the filter as a boolean SQL expression over `dead_letters d`; values are bound, enum names are literals. */

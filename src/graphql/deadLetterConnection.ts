@@ -1,4 +1,4 @@
-import { deadLetterWhereSql, hasValueIndependentPlan, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
+import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
 import { queryPg, type Db } from '../db/createDb.ts';
 import type { DeadLetter, Prisma } from '../generated/prisma/client.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
@@ -7,7 +7,7 @@ import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetter
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan, type RollupPlan } from '../domain/statsRollups.ts';
 import { deadLetterColumnsSelected } from './selection.ts';
-import { readDeadLetterPage, withDates, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
+import { readDeadLetterPage, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import { builder } from './builder.ts';
 import { DeadLetterRef } from './deadLetter.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
@@ -66,26 +66,9 @@ function encodeCursor(order: Order, row: DeadLetterPageRow): string {
   return Buffer.from(JSON.stringify([order.field, order.descending ? 'DESC' : 'ASC', row.sortKey, row.id.toString()])).toString('base64url');
 }
 
-// An edge encodes its cursor when asked: most pages are read without them (50 cursors were
-// ~30 us of a page's resolve). Its node, for the executor, gets Date timestamps when first read;
-// useDirectPages writes the row's text instead.
-export class Edge {
-  readonly #order: Order;
-  readonly row: DeadLetterPageRow;
-  #node: DeadLetter | undefined;
-
-  constructor(order: Order, row: DeadLetterPageRow) {
-    this.#order = order;
-    this.row = row;
-  }
-
-  get cursor(): string {
-    return encodeCursor(this.#order, this.row);
-  }
-
-  get node(): DeadLetter {
-    return (this.#node ??= withDates(this.row));
-  }
+export interface Edge {
+  cursor: string;
+  node: DeadLetter;
 }
 
 function decodeCursor(cursor: string, order: Order, argument: string): { key: string; id: bigint } {
@@ -105,13 +88,13 @@ function decodeCursor(cursor: string, order: Order, argument: string): { key: st
 }
 
 /** boundedCount's limit, when it is one. */
-export function countLimit(limit: number): number {
+function countLimit(limit: number): number {
   if (limit < 1 || limit > MAX_COUNT_LIMIT) throw badUserInput(`limit must be between 1 and ${MAX_COUNT_LIMIT}`, { argument: 'limit' });
   return limit;
 }
 
 /** boundedCount's answer; its limit is checked before anything is counted. */
-export function countUpTo(counts: Counts, limit: number): Promise<BoundedCount> {
+function countUpTo(counts: Counts, limit: number): Promise<BoundedCount> {
   return counts.upTo(countLimit(limit));
 }
 
@@ -157,10 +140,7 @@ export interface DeadLetterConnectionPage {
   counts: Counts;
 }
 
-/**
- * One page of `deadLetters` as its resolver returns it, reading only `columns` of each row: also
- * what useDirectPages serves pages from, so both paths answer from the same rows.
- */
+/** One page of `deadLetters` as its resolver returns it, reading only `columns` of each row. */
 export async function readDeadLetterConnection(db: Db, args: DeadLetterConnectionArgs, columns: ReadonlySet<DeadLetterColumn>): Promise<DeadLetterConnectionPage> {
   if (args.first != null && args.last != null) throw badUserInput('give first or last, not both', { argument: 'first' });
   const first = pageSize(args.first, 'first');
@@ -182,21 +162,16 @@ export async function readDeadLetterConnection(db: Db, args: DeadLetterConnectio
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
     : filtered && order.field !== 'CREATED_AT'
       ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : await readDeadLetterPage(db, { ...scan, where, prepare: hasValueIndependentPlan(filter, order.field) });
+      : await readDeadLetterPage(db, { ...scan, where });
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();
-  const edges = page.map((row) => new Edge(order, row));
+  const edges = page.map((row) => ({ cursor: encodeCursor(order, row), node: row }));
   return {
     edges,
     pageInfo: {
-      // Cursors are encoded when asked for, as an edge's are.
-      get startCursor() {
-        return edges[0]?.cursor ?? null;
-      },
-      get endCursor() {
-        return edges.at(-1)?.cursor ?? null;
-      },
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
       // Per the Relay spec, the far side is only reported when cheap: a cursor on it means
       // there was at least the row it names.
       hasNextPage: backward ? cursor != null : more,

@@ -14,8 +14,6 @@ import { EXAMPLE_OPERATIONS } from './examples.ts';
 import { useMutationRateLimit } from './rateLimit.ts';
 import { useInputErrorCodes } from './inputErrorCodes.ts';
 import { useTextInputGuard } from './useTextInputGuard.ts';
-import { useCompiledQueries } from './useCompiledQueries.ts';
-import { useDirectPages, type DirectPagesOptions } from './useDirectPages.ts';
 import { schema } from './schema.ts';
 import { createSseFanOut } from './sseFanOut.ts';
 import { useSharedSseFrames } from './useSharedSseFrames.ts';
@@ -38,8 +36,6 @@ export interface GraphQLServerDeps {
   writeConfig?: WriteConfig;
   /** The change feed behind subscriptions; without it subscribing fails with SERVICE_UNAVAILABLE. */
   live?: LiveFeed;
-  /** Pages of deadLetters written without the executor (useDirectPages.ts); false turns that off. */
-  directPages?: false | DirectPagesOptions;
 }
 
 export type GraphQLServer = YogaServerInstance<Record<string, never>, GraphQLContext>;
@@ -110,9 +106,6 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
       useHttpAuthStatus(deps.authenticate),
       useInputErrorCodes(),
       useTextInputGuard(),
-      useCompiledQueries(),
-      // After useCompiledQueries: what it does not answer runs compiled, as before.
-      ...(deps.directPages === false ? [] : [useDirectPages(schema, { db: deps.db, authenticate: deps.authenticate, maxBodyBytes: http.maxBodyBytes }, deps.directPages)]),
       useSharedSubscriptionResults(fanOut),
       useSharedSseFrames(fanOut),
     ],

@@ -12,8 +12,8 @@ export function useTextInputGuard(): Plugin {
     return where === undefined ? undefined : refusal(where);
   };
   return {
-    // Before useDirectPages, which answers known query texts from onParams; literals of those texts
-    // were checked by onExecute when the text was first seen.
+    // HTTP variables are refused before parsing and coercion, so this refusal is the answer whatever
+    // else is wrong with the request; the WebSocket transport skips onParams and is checked below.
     onParams({ params, setResult }) {
       const where = unstorableVariable(params.variables);
       if (where !== undefined) setResult({ errors: [refusal(where)] });

@@ -3,18 +3,17 @@
 // position in the order, not a row count.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { DeadLetter } from '../../generated/prisma/client.ts';
-import { parseTimestamp, queryPgTimestampsAsText, toBigInts, type Db } from '../createDb.ts';
+import { queryPg, toBigInts, type Db } from '../createDb.ts';
 
 export type DeadLetterOrderField = 'CREATED_AT' | 'UPDATED_AT' | 'NEXT_ATTEMPT_AT' | 'ATTEMPTS';
 
-// Whitelisted SQL for each order; `cast` turns the cursor's text back into the key's type, and
-// `key` reads that text from a row: the column's own text, which the page always reads.
-const SORT_KEYS: Record<DeadLetterOrderField, { expr: string; cast: string; column: DeadLetterColumn; key: (row: DeadLetterTextRow) => string }> = {
-  CREATED_AT: { expr: 'd.created_at', cast: 'timestamptz', column: 'createdAt', key: (row) => row.createdAt },
-  UPDATED_AT: { expr: 'd.updated_at', cast: 'timestamptz', column: 'updatedAt', key: (row) => row.updatedAt },
+// Whitelisted SQL for each order; `cast` turns the cursor's text back into the key's type.
+const SORT_KEYS: Record<DeadLetterOrderField, { expr: string; cast: string }> = {
+  CREATED_AT: { expr: 'd.created_at', cast: 'timestamptz' },
+  UPDATED_AT: { expr: 'd.updated_at', cast: 'timestamptz' },
   // Matches the expression index of the read-side migration; rows with no next attempt sort last.
-  NEXT_ATTEMPT_AT: { expr: "coalesce(d.next_attempt_at, 'infinity'::timestamptz)", cast: 'timestamptz', column: 'nextAttemptAt', key: (row) => row.nextAttemptAt ?? 'infinity' },
-  ATTEMPTS: { expr: 'd.attempts', cast: 'int', column: 'attempts', key: (row) => String(row.attempts) },
+  NEXT_ATTEMPT_AT: { expr: "coalesce(d.next_attempt_at, 'infinity'::timestamptz)", cast: 'timestamptz' },
+  ATTEMPTS: { expr: 'd.attempts', cast: 'int' },
 };
 
 export interface PageQuery {
@@ -48,27 +47,14 @@ export interface PageQuery {
    * timestamp value is decoded in JS (the full row took 0.40 ms a page, 7 columns 0.24 ms).
    */
   columns?: ReadonlySet<DeadLetterColumn>;
-  /** Run as a named prepared statement: only where one plan serves every value (see hasValueIndependentPlan). */
-  prepare?: boolean;
 }
-
-const TIMESTAMP_COLUMNS = ['nextAttemptAt', 'leaseExpiresAt', 'resolvedAt', 'occurredAt', 'createdAt', 'updatedAt'] as const;
-type TimestampColumn = (typeof TIMESTAMP_COLUMNS)[number];
 
 /**
- * A page's row: a dead letter whose timestamps are still PostgreSQL's text (ISO style, in the
- * session's time zone), because most are written straight back out as text (useDirectPages.ts),
- * with `sortKey`, the text of its position in the page's order. `withDates` makes it a DeadLetter.
+ * A page's row: a dead letter (only the columns asked for) with `sortKey`, PostgreSQL's text of its
+ * position in the page's order. The key is text, not a Date, because a Date keeps milliseconds and
+ * a cursor must name the exact microsecond.
  */
-export type DeadLetterTextRow = Omit<DeadLetter, TimestampColumn> & { [K in TimestampColumn]: DeadLetter[K] extends Date ? string : string | null };
-export type DeadLetterPageRow = DeadLetterTextRow & { sortKey: string };
-
-/** The row with Date timestamps, as pg would have parsed them. */
-export function withDates(row: DeadLetterPageRow): DeadLetter & { sortKey: string } {
-  const out = { ...row } as Record<string, unknown>;
-  for (const column of TIMESTAMP_COLUMNS) if (out[column] != null) out[column] = parseTimestamp(out[column] as string);
-  return out as DeadLetter & { sortKey: string };
-}
+export type DeadLetterPageRow = DeadLetter & { sortKey: string };
 
 // Each column under the name Prisma gives it, in a fixed order, so a set of columns always makes
 // the same text.
@@ -106,22 +92,11 @@ const COLUMNS = {
 
 export type DeadLetterColumn = keyof typeof COLUMNS;
 
-// A page's columns are the same set for every request of one document: its list is made once.
-const selectLists = new WeakMap<ReadonlySet<DeadLetterColumn>, Map<DeadLetterOrderField, string>>();
-const ALL_COLUMNS: ReadonlySet<DeadLetterColumn> = new Set(Object.keys(COLUMNS) as DeadLetterColumn[]);
-
-function selectList(columns: ReadonlySet<DeadLetterColumn> = ALL_COLUMNS, field: DeadLetterOrderField): string {
-  let lists = selectLists.get(columns);
-  if (!lists) selectLists.set(columns, (lists = new Map()));
-  let list = lists.get(field);
-  if (list === undefined) {
-    list = Object.entries(COLUMNS)
-      .filter(([name]) => name === 'id' || name === SORT_KEYS[field].column || columns.has(name as DeadLetterColumn))
-      .map(([name, sql]) => `${sql} as "${name}"`)
-      .join(', ');
-    lists.set(field, list);
-  }
-  return list;
+function selectList(columns: ReadonlySet<DeadLetterColumn> | undefined, field: DeadLetterOrderField): string {
+  const list = Object.entries(COLUMNS)
+    .filter(([name]) => name === 'id' || !columns || columns.has(name as DeadLetterColumn))
+    .map(([name, sql]) => `${sql} as "${name}"`);
+  return [...list, `(${SORT_KEYS[field].expr})::text as "sortKey"`].join(', ');
 }
 
 // Limits are written into the text: our own integers, never a client's text. A statement without
@@ -161,24 +136,16 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
      limit ${count(q.limit)}`;
 }
 
-function toPageRow(row: Record<string, unknown>, field: DeadLetterOrderField): DeadLetterPageRow {
-  const page = toBigInts<DeadLetterPageRow>(row, ['id', 'orderingSeq', 'changeId']);
-  page.sortKey = SORT_KEYS[field].key(page);
-  return page;
-}
+const toPageRow = (row: Record<string, unknown>) => toBigInts<DeadLetterPageRow>(row, ['id', 'orderingSeq', 'changeId']);
 
-/**
- * One page, on pg directly: the API's most frequent query, where Prisma's result decoding showed.
- * Timestamps stay text (DeadLetterTextRow): parsing and reformatting them was a tenth of a page's
- * time, and reading the order's key as text beside its column another tenth.
- */
+/** One page, on pg directly: the API's most frequent query, where Prisma's result decoding showed. */
 export async function readDeadLetterPage(db: Db, q: PageQuery): Promise<DeadLetterPageRow[]> {
-  return (await queryPgTimestampsAsText(db, deadLetterPageSql(q), { prepare: q.prepare })).map((row) => toPageRow(row, q.field));
+  return (await queryPg(db, deadLetterPageSql(q))).map(toPageRow);
 }
 
 /** The page `collect` finds (see PageQuery), or null when more than `cap` rows match. */
 export async function readCollectedPage(db: Db, q: PageQuery, cap: number): Promise<DeadLetterPageRow[] | null> {
-  const rows = await queryPgTimestampsAsText<{ matched: number }>(db, deadLetterPageSql({ ...q, collect: { cap } }));
+  const rows = await queryPg<{ matched: number }>(db, deadLetterPageSql({ ...q, collect: { cap } }));
   if (rows.length > 0 && rows[0]!.matched > cap) return null;
-  return rows.map(({ matched: _, ...row }) => toPageRow(row, q.field));
+  return rows.map(({ matched: _, ...row }) => toPageRow(row));
 }

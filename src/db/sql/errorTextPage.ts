@@ -1,8 +1,7 @@
 // A page of dead letters filtered by error text. No index orders rows by a substring match, so
 // the page is found in up to three steps, each cheaper than the next when it answers:
 //  1. Walk the order (with the other filters) for at most `window` rows and check each row's own
-//     text. A common text fills the page here, without touching the trigram indexes. This step's
-//     plan does not depend on the text, so it may run as a prepared statement.
+//     text. A common text fills the page here, without touching the trigram indexes.
 //  2. Ask the side table's trigram indexes for every match, stopping at `cap`. Fewer than `cap`
 //     is the complete set: the page is read from those ids (one trigram pass, then key lookups).
 //     The SQL function lazarus_error_text_matches keeps PostgreSQL on the indexes at every table
@@ -11,7 +10,7 @@
 // PostgreSQL cannot make this choice itself: it overestimates unanchored ILIKE matches and then
 // walks the whole order index for a rare text (~150 ms at 1M rows).
 import { Prisma } from '../../generated/prisma/client.ts';
-import { deadLetterWhereSql, errorTextSql, hasValueIndependentPlan, likeContains, type DeadLetterFilter } from '../../domain/deadLetterFilter.ts';
+import { deadLetterWhereSql, errorTextSql, likeContains, type DeadLetterFilter } from '../../domain/deadLetterFilter.ts';
 import { queryPg, type Db } from '../createDb.ts';
 import { readDeadLetterPage, type DeadLetterPageRow, type PageQuery } from './deadLetterPage.ts';
 
@@ -30,10 +29,7 @@ export async function readErrorTextPage(
   const { errorText, ...others } = filter;
   const rest = deadLetterWhereSql(others);
   const match = errorTextSql(errorText, 'scan');
-  // Step 1's plan walks the order whatever the text is, so it may be prepared when the rest of
-  // the filter allows.
-  const prepare = hasValueIndependentPlan(others, page.field);
-  const windowed = await readDeadLetterPage(db, { ...page, where: rest, window: { rows: search.window, match }, prepare });
+  const windowed = await readDeadLetterPage(db, { ...page, where: rest, window: { rows: search.window, match } });
   if (windowed.length === page.limit) return windowed;
   const matches = await queryPg<{ id: string }>(db, Prisma.sql`
     select m::text as id from lazarus_error_text_matches(${likeContains(errorText)}, ${search.cap}::int) m`);

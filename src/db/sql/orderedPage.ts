@@ -26,8 +26,7 @@ export async function readOrderedPage(
   db: Db, page: PageQuery, countFromRollups: (() => Promise<number>) | null, search = ORDERED_PAGE_SEARCH,
 ): Promise<DeadLetterPageRow[]> {
   if (!countFromRollups) return readDeadLetterPage(db, page);
-  // Step 1's plan walks the order whatever the filter's values are: it may be prepared.
-  const windowed = await readDeadLetterPage(db, { ...page, where: Prisma.sql`true`, window: { rows: search.window, match: page.where }, prepare: true });
+  const windowed = await readDeadLetterPage(db, { ...page, where: Prisma.sql`true`, window: { rows: search.window, match: page.where } });
   if (windowed.length === page.limit) return windowed;
   if ((await countFromRollups()) > search.cap) return readDeadLetterPage(db, page);
   return (await readCollectedPage(db, page, search.cap)) ?? readDeadLetterPage(db, page);
