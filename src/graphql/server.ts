@@ -15,8 +15,7 @@ import { useMutationRateLimit } from './rateLimit.ts';
 import { useInputErrorCodes } from './inputErrorCodes.ts';
 import { useTextInputGuard } from './useTextInputGuard.ts';
 import { schema } from './schema.ts';
-import { createSseFanOut } from './sseFanOut.ts';
-import { useSharedSseFrames } from './useSharedSseFrames.ts';
+import { createSseFanOut, useSharedSseFrames } from './sseFanOut.ts';
 import { useSharedSubscriptionResults } from './useSharedSubscriptionResults.ts';
 
 export interface GraphQLServerDeps {

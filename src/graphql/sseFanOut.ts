@@ -1,14 +1,22 @@
-// Fan-out for SSE subscribers that asked for the same thing. Subscribers with the same
-// (operation, variables, role) whose stream is shareable (no resume cursor) join one group: the
-// group reads one source stream, executes and encodes each event once, and writes the same bytes
-// to every member's HTTP stream — per batch of events, not per event. Per subscriber there is only
-// a list of references to those bytes, bounded by maxQueuedEvents (then SUBSCRIBER_TOO_SLOW, as
-// for every other stream). Each member still went through parsing, validation and auth scopes,
-// and its own subscribe resolver (arguments checked) before it joined; its own source is closed.
+// Subscriptions over SSE, written for fan-out, in Yoga's wire format (the same frames, pings and
+// `complete` event). A subscriber's stream is written one of two ways:
+// - Shared (createSseFanOut). Subscribers with the same (operation, variables, role) whose stream is
+//   shareable (no resume cursor) join one group: the group reads one source stream, executes and
+//   encodes each event once, and writes the same bytes to every member's HTTP stream. Per
+//   subscriber there is only a list of references to those bytes, bounded by maxQueuedEvents (then
+//   SUBSCRIBER_TOO_SLOW, as for every other stream). Each member still went through parsing,
+//   validation and auth scopes, and its own subscribe resolver (arguments checked) before it
+//   joined; its own source is closed.
+// - Its own (useSharedSseFrames, for every other SSE subscription). useSharedSubscriptionResults
+//   hands every subscriber with the same key the same result object; Yoga's own SSE writer would
+//   still JSON-serialise and encode it once per subscriber. Here a result's `event: next` frame is
+//   encoded once (cached by result object) and the same bytes go to every stream. Per-subscriber
+//   results (errors, masking) are encoded for that subscriber only.
+// Either way, the events already waiting when a stream is written go out in one write (readReady).
 import { execute, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { isAsyncIterable, type Plugin } from 'graphql-yoga';
 import { tooSlowError } from '../events/boundedQueue.ts';
 import type { Logger } from '../logger.ts';
-import { stringifyResult } from './useSharedSseFrames.ts';
 
 /** A subscription source that may be shared by every subscriber with the same key. */
 export const SHAREABLE = Symbol('shareable source');
@@ -17,11 +25,46 @@ const encoder = new TextEncoder();
 const COMPLETE = encoder.encode('event: complete\ndata:\n\n');
 const PING = encoder.encode(':\n\n');
 const PING_MS = 12_000;
+// Bounds one write; more events than this go in the next one.
 const MAX_EVENTS_PER_WRITE = 256;
 const NOT_YET = Symbol('not yet');
+const SSE_HEADERS = { 'Content-Type': 'text/event-stream', Connection: 'keep-alive', 'Cache-Control': 'no-cache', 'Content-Encoding': 'none' };
 
 type Step = { step: IteratorResult<unknown> } | { error: unknown };
 type MaskError = (error: unknown, message: string, isDev?: boolean) => Error;
+
+const wantsEventStream = (request: Request) => {
+  const accept = request.headers.get('accept') ?? '';
+  return accept.includes('text/event-stream') && !accept.includes('multipart/mixed');
+};
+
+const nextFrame = (result: ExecutionResult) => encoder.encode(`event: next\ndata: ${stringifyResult(result)}\n\n`);
+
+/**
+ * Reads an iterator in batches: each call waits for one step, then takes the steps that settle
+ * within the same run of microtasks (events already queued; a source still waiting loses the race
+ * against setImmediate), up to MAX_EVENTS_PER_WRITE, and stops after a done or failed step. A step
+ * still pending is kept for the next call.
+ */
+function readReady(iterator: AsyncIterator<unknown>): () => Promise<Step[]> {
+  const settle = (p: Promise<IteratorResult<unknown>>): Promise<Step> => p.then((step) => ({ step }), (error: unknown) => ({ error }));
+  let pending: Promise<Step> | null = null;
+  return async () => {
+    const steps: Step[] = [];
+    let next: Step | typeof NOT_YET = await (pending ?? settle(iterator.next()));
+    pending = null;
+    for (;;) {
+      steps.push(next);
+      if ('error' in next || next.step.done || steps.length >= MAX_EVENTS_PER_WRITE) return steps;
+      const candidate = settle(iterator.next());
+      next = await Promise.race([candidate, new Promise<typeof NOT_YET>((resolve) => setImmediate(resolve, NOT_YET))]);
+      if (next === NOT_YET) {
+        pending = candidate;
+        return steps;
+      }
+    }
+  };
+}
 
 interface Sink {
   parts: Uint8Array[];
@@ -61,48 +104,30 @@ export function createSseFanOut(options: SseFanOutOptions): SseFanOut {
     sink.wake?.();
   };
 
-  const frameOf = (result: ExecutionResult): Uint8Array => {
-    const masked = result.errors?.length
-      ? { ...result, errors: result.errors.map((e) => options.maskError(e, 'Unexpected error.', false)) }
-      : result;
-    return encoder.encode(`event: next\ndata: ${stringifyResult(masked as ExecutionResult)}\n\n`);
-  };
-  const errorFrame = (error: unknown) => {
-    const masked = options.maskError(error, 'Unexpected error.', false);
-    return encoder.encode(`event: next\ndata: ${stringifyResult({ errors: [masked as never] })}\n\n`);
-  };
+  const errorFrame = (error: unknown) => nextFrame({ errors: [options.maskError(error, 'Unexpected error.', false) as never] });
 
   // One event that cannot be executed or encoded (a resolver throwing, a value that overflows the
   // serialiser) is that event's error, sent to its subscribers like any result's error; the stream
   // goes on with the next event.
   const frameFor = async (group: Group, value: unknown): Promise<Uint8Array> => {
     try {
-      return frameOf(await execute({ ...group.args, rootValue: value }));
+      const result = await execute({ ...group.args, rootValue: value });
+      const masked = result.errors?.length ? { ...result, errors: result.errors.map((e) => options.maskError(e, 'Unexpected error.', false)) } : result;
+      return nextFrame(masked as ExecutionResult);
     } catch (error) {
       return errorFrame(error);
     }
   };
 
   const pump = async (key: string, group: Group) => {
-    const settle = (p: Promise<IteratorResult<unknown>>): Promise<Step> => p.then((step) => ({ step }), (error: unknown) => ({ error }));
-    let pending: Promise<Step> | null = null;
+    const read = readReady(group.source);
     for (;;) {
       const frames: Uint8Array[] = [];
-      let next: Step | typeof NOT_YET = await (pending ?? settle(group.source.next()));
-      pending = null;
       let final: Uint8Array[] | null = null;
-      for (;;) {
+      for (const next of await read()) {
         if ('error' in next) final = [errorFrame(next.error), COMPLETE];
         else if (next.step.done) final = [COMPLETE];
         else frames.push(await frameFor(group, next.step.value));
-        if (final || frames.length >= MAX_EVENTS_PER_WRITE) break;
-        const candidate = settle(group.source.next());
-        // Events already queued settle within this run of microtasks; a waiting source does not.
-        next = await Promise.race([candidate, new Promise<typeof NOT_YET>((r) => setImmediate(r, NOT_YET))]);
-        if (next === NOT_YET) {
-          pending = candidate;
-          break;
-        }
       }
       if (groups.get(key) !== group) return;
       const bytes = frames.length === 1 ? frames[0]! : frames.length ? Buffer.concat(frames) : null;
@@ -137,9 +162,7 @@ export function createSseFanOut(options: SseFanOutOptions): SseFanOut {
 
   return {
     join(request, key, args, source) {
-      if (!request || !(source as { [SHAREABLE]?: boolean })[SHAREABLE]) return null;
-      const accept = request.headers.get('accept') ?? '';
-      if (!accept.includes('text/event-stream') || accept.includes('multipart/mixed')) return null;
+      if (!request || !(source as { [SHAREABLE]?: boolean })[SHAREABLE] || !wantsEventStream(request)) return null;
       let group = groups.get(key);
       if (group) void source[Symbol.asyncIterator]().return?.();
       else {
@@ -206,4 +229,96 @@ export function createSseFanOut(options: SseFanOutOptions): SseFanOut {
       });
     },
   };
+}
+
+/** Writes SSE subscriptions: a group's shared stream when the request joined one, else its own. */
+export function useSharedSseFrames(fanOut?: SseFanOut): Plugin {
+  const frames = new WeakMap<object, Uint8Array>();
+  const frameOf = (result: unknown): Uint8Array => {
+    const key = typeof result === 'object' && result !== null ? result : null;
+    let frame = key ? frames.get(key) : undefined;
+    if (!frame) {
+      frame = nextFrame(result as ExecutionResult);
+      if (key) frames.set(key, frame);
+    }
+    return frame;
+  };
+
+  return {
+    onResultProcess({ request, result, setResultProcessor }) {
+      if (!isAsyncIterable(result) || !wantsEventStream(request)) return;
+      const shared = fanOut?.streamFor(request, () => void result[Symbol.asyncIterator]().return?.());
+      if (shared) {
+        setResultProcessor((_value, fetchAPI) => new fetchAPI.Response(shared, { status: 200, headers: SSE_HEADERS }), 'text/event-stream');
+        return;
+      }
+      setResultProcessor((value, fetchAPI) => sseResponse(value as AsyncIterable<unknown>, fetchAPI, frameOf), 'text/event-stream');
+    },
+  };
+}
+
+function sseResponse(
+  result: AsyncIterable<unknown>,
+  fetchAPI: { ReadableStream: typeof ReadableStream; Response: typeof Response },
+  frameOf: (result: unknown) => Uint8Array,
+): Response {
+  const iterator = result[Symbol.asyncIterator]();
+  const read = readReady(iterator);
+  let ping: NodeJS.Timeout | undefined;
+  const stream = new fetchAPI.ReadableStream<Uint8Array>({
+    start(controller) {
+      // Some browsers wait for a first chunk before exposing the response.
+      controller.enqueue(PING);
+      ping = setInterval(() => {
+        if (controller.desiredSize === null) clearInterval(ping);
+        else if (controller.desiredSize > 0) controller.enqueue(PING);
+      }, PING_MS);
+      ping.unref();
+    },
+    async pull(controller) {
+      const parts: Uint8Array[] = [];
+      for (const next of await read()) {
+        if ('error' in next) {
+          flush(controller, parts);
+          clearInterval(ping);
+          controller.error(next.error);
+          return;
+        }
+        if (next.step.value != null) parts.push(frameOf(next.step.value));
+        if (next.step.done) {
+          parts.push(COMPLETE);
+          flush(controller, parts);
+          clearInterval(ping);
+          controller.close();
+          return;
+        }
+      }
+      flush(controller, parts);
+    },
+    async cancel() {
+      clearInterval(ping);
+      await iterator.return?.();
+    },
+  });
+  return new fetchAPI.Response(stream, { status: 200, headers: SSE_HEADERS });
+}
+
+function flush(controller: ReadableStreamDefaultController<Uint8Array>, parts: Uint8Array[]): void {
+  if (parts.length === 1) controller.enqueue(parts[0]!);
+  else if (parts.length > 1) controller.enqueue(Buffer.concat(parts));
+}
+
+/** Yoga's serialisation: `extensions.http` and error internals never reach the client. */
+function stringifyResult(result: ExecutionResult): string {
+  if (!result.errors?.length && !(result.extensions as { http?: unknown } | undefined)?.http) return JSON.stringify(result);
+  const { http: _http, ...extensions } = (result.extensions ?? {}) as Record<string, unknown>;
+  return JSON.stringify({
+    ...result,
+    errors: result.errors?.map((error) => {
+      const json = typeof error.toJSON === 'function' ? error.toJSON() : { message: error.message };
+      const { http: _h, unexpected: _u, ...errorExtensions } = (json.extensions ?? {}) as Record<string, unknown>;
+      return { ...json, extensions: Object.keys(errorExtensions).length ? errorExtensions : undefined };
+    }),
+    extensions: Object.keys(extensions).length ? extensions : undefined,
+  });
 }
