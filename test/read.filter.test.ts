@@ -1,5 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { deadLetterWhereSql, matchesDeadLetterFilter } from '../src/domain/deadLetterFilter.ts';
+import { deadLetterWhereSql } from '../src/db/sql/deadLetterWhere.ts';
+import { matchesDeadLetterFilter } from '../src/domain/deadLetterFilter.ts';
 import { parseDeadLetterFilter } from '../src/graphql/deadLetterFilter.ts';
 import type { GraphQLServer } from '../src/graphql/server.ts';
 import { useTestDatabase } from './helpers/db.ts';

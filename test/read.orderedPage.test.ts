@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readCollectedPage, readDeadLetterPage, type PageQuery } from '../src/db/sql/deadLetterPage.ts';
 import { readOrderedPage } from '../src/db/sql/orderedPage.ts';
-import { deadLetterWhereSql } from '../src/domain/deadLetterFilter.ts';
+import { deadLetterWhereSql } from '../src/db/sql/deadLetterWhere.ts';
 import type { DeadLetterStatus } from '../src/generated/prisma/client.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';

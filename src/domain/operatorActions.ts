@@ -10,7 +10,7 @@ import { insertDeadLetterNote } from '../db/sql/insertDeadLetterNote.ts';
 import { requeueDeadLetters } from '../db/sql/requeueDeadLetters.ts';
 import { selectDeadLetterStates } from '../db/sql/selectDeadLetterStates.ts';
 import { isExpectRowsViolation, RESULT_SAMPLE, type ChangeResult, type WriteTarget } from '../db/sql/writeTarget.ts';
-import { deadLetterWhereSql, type DeadLetterFilter } from './deadLetterFilter.ts';
+import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { ConflictError, DeadLetterNotFoundError, InvalidTransitionError, ValidationError } from './errors.ts';
 import { validateRecordInput } from './recordInput.ts';
 import { allowedFromStatuses, transitionHint, type OperatorAction } from './transitions.ts';

@@ -1,7 +1,11 @@
 // Pure validation of producer input. Everything the database would reject (CHECKs, NUL bytes)
 // is caught here first, so a bad batch is refused whole, with the offending index, before any write.
 import type { ErrorKind } from '../generated/prisma/enums.ts';
+import type { ValidRecord } from '../db/sql/insertDeadLetters.ts';
 import { ValidationError } from './errors.ts';
+
+/** A validated row, with the payload and headers already serialised once (its shape is the insert's). */
+export type { ValidRecord };
 
 export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /** Deepest nesting of payloads and headers; the table's depth CHECKs say the same (migration 20261124100000). */
@@ -26,24 +30,6 @@ export interface RecordDeadLetterInput {
   dedupeKey?: string | null;
   maxAttempts?: number | null;
   nextAttemptAt?: Date | null;
-}
-
-/** A validated row, with the payload and headers already serialised once. */
-export interface ValidRecord {
-  eventType: string;
-  payloadJson: string;
-  headersJson: string | null;
-  errorKind: ErrorKind | null;
-  errorMessage: string | null;
-  errorStack: string | null;
-  queue: string | null;
-  source: string | null;
-  orderingKey: string | null;
-  orderingSeq: string | null;
-  occurredAt: string | null;
-  dedupeKey: string | null;
-  maxAttempts: number | null;
-  nextAttemptAt: string | null;
 }
 
 export interface RecordRules {

@@ -7,7 +7,7 @@ import { insertRedrive } from '../db/sql/insertRedrive.ts';
 import { requeueRedriveBatch, type RedriveBatchResult } from '../db/sql/requeueRedriveBatch.ts';
 import { setRedriveStatus } from '../db/sql/setRedriveStatus.ts';
 import type { RedriveStatus } from '../generated/prisma/enums.ts';
-import { deadLetterWhereSql, type DeadLetterFilter } from './deadLetterFilter.ts';
+import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { DomainError, InvalidTransitionError, ValidationError } from './errors.ts';
 import { optionalReason, requeue, type BulkResult, type RequeueOptions } from './operatorActions.ts';
 import { allowedFromStatuses } from './transitions.ts';

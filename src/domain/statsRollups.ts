@@ -1,74 +1,7 @@
-// Which filters the stats rollups (migration 20261121160000_stats_rollups) can answer, and how.
-// Rollups hold counts per UTC hour of created_at, event type, queue, error kind and status, so a
-// filter qualifies when it uses only those dimensions (and createdAt); the partial hours at the
-// ends of a createdAt range are scanned. Anything else falls back to scanning dead_letters. The
-// signature rollups (20261122130000) hold the same dimensions but status, plus the error signature.
-import { Prisma } from '../generated/prisma/client.ts';
+// Keeping the stats rollups small: compaction folds each group's delta rows into one. Which
+// filters the rollups answer, and how, is db/sql/rollupPlan.ts.
 import type { Db } from '../db/createDb.ts';
 import { compactRollupBatch, type CompactionBatch, type RollupLedger } from '../db/sql/compactRollups.ts';
-import { deadLetterWhereSql, type DeadLetterFilter, type TimeRange } from './deadLetterFilter.ts';
-
-const HOUR_MS = 3_600_000;
-const ROLLED_UP: ReadonlySet<string> = new Set(['statuses', 'eventTypes', 'queues', 'errorKinds', 'createdAt']);
-
-/** True when `date` is a whole UTC hour (an hour bucket boundary). */
-export function onHourBoundary(date: Date): boolean {
-  return date.getTime() % HOUR_MS === 0;
-}
-
-const floorHour = (d: Date) => new Date(Math.floor(d.getTime() / HOUR_MS) * HOUR_MS);
-const ceilHour = (d: Date) => new Date(Math.ceil(d.getTime() / HOUR_MS) * HOUR_MS);
-
-/**
- * How to count the rows matching a filter from the rollups: `rollupWhere` (over
- * `dead_letter_rollups r`) selects the whole hours, and each of `edges` (over `dead_letters d`)
- * the rows of a partial hour at either end of the createdAt range, which are scanned (an index
- * range of at most an hour each). Summing both gives exactly the rows the filter matches.
- */
-export interface RollupPlan {
-  rollupWhere: Prisma.Sql;
-  edges: Prisma.Sql[];
-}
-
-/**
- * The rollup plan for a filter, or null when the rollups cannot answer it: the filter uses a
- * dimension they do not hold, or its createdAt range lies inside a single hour.
- */
-export function rollupPlan(filter: DeadLetterFilter): RollupPlan | null {
-  for (const [key, value] of Object.entries(filter)) {
-    if (value !== undefined && !ROLLED_UP.has(key)) return null;
-  }
-  const { from, to } = filter.createdAt ?? {};
-  const hoursFrom = from && ceilHour(from);
-  const hoursTo = to && floorHour(to);
-  if (hoursFrom && hoursTo && hoursFrom.getTime() > hoursTo.getTime()) return null;
-  const edges: Prisma.Sql[] = [];
-  if (from && hoursFrom!.getTime() !== from.getTime()) edges.push(deadLetterWhereSql({ ...filter, createdAt: { from, to: hoursFrom! } }));
-  if (to && hoursTo!.getTime() !== to.getTime()) edges.push(deadLetterWhereSql({ ...filter, createdAt: { from: hoursTo!, to } }));
-  const parts: Prisma.Sql[] = [];
-  if (filter.statuses) parts.push(Prisma.sql`r.status = any(${filter.statuses}::"DeadLetterStatus"[])`);
-  if (filter.eventTypes) parts.push(Prisma.sql`r.event_type = any(${filter.eventTypes}::text[])`);
-  if (filter.queues) parts.push(Prisma.sql`r.queue = any(${filter.queues}::text[])`);
-  if (filter.errorKinds) parts.push(Prisma.sql`r.error_kind = any(${filter.errorKinds}::"ErrorKind"[])`);
-  if (hoursFrom) parts.push(Prisma.sql`r.bucket >= ${hoursFrom}::timestamptz`);
-  if (hoursTo) parts.push(Prisma.sql`r.bucket < ${hoursTo}::timestamptz`);
-  return { rollupWhere: parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`, edges };
-}
-
-/**
- * The rollup plan over dead_letter_signature_rollups, which holds every dimension but status: the
- * filter's rollupPlan `plan`, or null when the filter names statuses.
- */
-export function signatureRollupPlan(filter: DeadLetterFilter, plan: RollupPlan | null): RollupPlan | null {
-  return filter.statuses === undefined ? plan : null;
-}
-
-/** [a, b) ∩ [c, d) for optional ends. */
-export function intersectRange(a: TimeRange | undefined, b: TimeRange): TimeRange {
-  const later = (x?: Date, y?: Date) => (x && y ? (x > y ? x : y) : (x ?? y));
-  const earlier = (x?: Date, y?: Date) => (x && y ? (x < y ? x : y) : (x ?? y));
-  return { from: later(a?.from, b.from), to: earlier(a?.to, b.to) };
-}
 
 /** Ledger rows per compaction batch: each batch is one statement of a few milliseconds. */
 export const COMPACTION_BATCH_ROWS = 200;

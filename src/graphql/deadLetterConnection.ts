@@ -1,11 +1,11 @@
-import { deadLetterWhereSql, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
+import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { queryPg, type Db } from '../db/createDb.ts';
 import type { DeadLetter, Prisma } from '../generated/prisma/client.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
 import { readOrderedPage } from '../db/sql/orderedPage.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
-import { rollupPlan, type RollupPlan } from '../domain/statsRollups.ts';
+import { rollupPlan, type RollupPlan } from '../db/sql/rollupPlan.ts';
 import { deadLetterColumnsSelected } from './selection.ts';
 import { readDeadLetterPage, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import { builder } from './builder.ts';

@@ -2,8 +2,9 @@
 // feed already read (no database read per subscriber) into its own bounded queue.
 import { countDeadLettersByStatus, countRolledUpByStatus, type StatusCount } from '../db/sql/countDeadLettersByStatus.ts';
 import type { Db } from '../db/createDb.ts';
-import { deadLetterWhereSql, matchesDeadLetterFilter, matchesRemovedDeadLetter, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
-import { rollupPlan } from '../domain/statsRollups.ts';
+import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
+import { matchesDeadLetterFilter, matchesRemovedDeadLetter } from '../domain/deadLetterFilter.ts';
+import { rollupPlan } from '../db/sql/rollupPlan.ts';
 import { rollupContributionsSql } from '../db/sql/rollupStatsCounts.ts';
 import { createBoundedQueue, tooSlowError, type BoundedQueue } from '../events/boundedQueue.ts';
 import { compareCursors, type ChangeCursor } from '../events/changeCursor.ts';

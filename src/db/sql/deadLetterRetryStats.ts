@@ -2,7 +2,7 @@
 // of the SUCCEEDED ones. From a scan of the matching rows, or from the rollups when the filter
 // allows (see src/domain/statsRollups.ts); both give the same figures.
 import { Prisma } from '../../generated/prisma/client.ts';
-import type { RollupPlan } from '../../domain/statsRollups.ts';
+import type { RollupPlan } from './rollupPlan.ts';
 import { rollupContributionsSql } from './rollupStatsCounts.ts';
 
 export interface RetryStatsRow {

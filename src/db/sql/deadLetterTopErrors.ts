@@ -3,7 +3,7 @@
 // range) when the filter allows. Then, for each signature listed, the first and last occurrence
 // are read from dead_letters_error_signature_idx: one descent each. The first one is the sample.
 import { Prisma } from '../../generated/prisma/client.ts';
-import type { RollupPlan } from '../../domain/statsRollups.ts';
+import type { RollupPlan } from './rollupPlan.ts';
 import { signatureContributionsSql } from './rollupStatsCounts.ts';
 
 export interface TopErrorRow {

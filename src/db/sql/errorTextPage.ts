@@ -10,7 +10,7 @@
 // PostgreSQL cannot make this choice itself: it overestimates unanchored ILIKE matches and then
 // walks the whole order index for a rare text (~150 ms at 1M rows).
 import { Prisma } from '../../generated/prisma/client.ts';
-import { deadLetterWhereSql, errorTextSql, likeContains, type DeadLetterFilter } from '../../domain/deadLetterFilter.ts';
+import { deadLetterWhereSql, errorTextSql, likeContains, type DeadLetterFilter } from './deadLetterWhere.ts';
 import { queryPg, type Db } from '../createDb.ts';
 import { readDeadLetterPage, type DeadLetterPageRow, type PageQuery } from './deadLetterPage.ts';
 

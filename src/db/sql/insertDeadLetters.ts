@@ -1,5 +1,23 @@
 import { queryPrepared, type Db } from '../createDb.ts';
-import type { ValidRecord } from '../../domain/recordInput.ts';
+import type { ErrorKind } from '../../generated/prisma/enums.ts';
+
+/** A validated row, with the payload and headers already serialised once. */
+export interface ValidRecord {
+  eventType: string;
+  payloadJson: string;
+  headersJson: string | null;
+  errorKind: ErrorKind | null;
+  errorMessage: string | null;
+  errorStack: string | null;
+  queue: string | null;
+  source: string | null;
+  orderingKey: string | null;
+  orderingSeq: string | null;
+  occurredAt: string | null;
+  dedupeKey: string | null;
+  maxAttempts: number | null;
+  nextAttemptAt: string | null;
+}
 
 export interface InsertedRow {
   idx: number;

@@ -1,6 +1,6 @@
 // Count of the dead letters matching a rollup-eligible filter: rollups plus scanned edge hours.
 import { Prisma } from '../../generated/prisma/client.ts';
-import type { RollupPlan } from '../../domain/statsRollups.ts';
+import type { RollupPlan } from './rollupPlan.ts';
 import { rollupContributionsSql } from './rollupStatsCounts.ts';
 
 export function rollupCountSql(plan: RollupPlan): Prisma.Sql {

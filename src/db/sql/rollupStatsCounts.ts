@@ -1,7 +1,7 @@
 // Total and counts by status, event type, queue and error kind from the rollups (whole hours) plus
 // the scanned partial hours at the ends of the range: the same rows as deadLetterStatsCountsSql.
 import { Prisma } from '../../generated/prisma/client.ts';
-import type { RollupPlan } from '../../domain/statsRollups.ts';
+import type { RollupPlan } from './rollupPlan.ts';
 
 /**
  * A ledger's rows (`fromLedger`, over alias `r`) in the plan's whole hours, plus the same outputs

@@ -2,7 +2,7 @@
 // buckets as 0: the same rows as deadLetterTimeSeriesSql when the plan's filter is limited to
 // [lo, hi) (lo is `from` truncated to its bucket).
 import { Prisma } from '../../generated/prisma/client.ts';
-import type { RollupPlan } from '../../domain/statsRollups.ts';
+import type { RollupPlan } from './rollupPlan.ts';
 import type { BucketSize } from './deadLetterTimeSeries.ts';
 import { rollupContributionsSql } from './rollupStatsCounts.ts';
 

@@ -1,0 +1,65 @@
+// Stats over the dead letters matching a filter. Each figure runs its own statement only when
+// asked for; figures that share a scan share a promise. Counts, the time series, the retry figures
+// and top errors read the rollups when the filter allows (db/sql/rollupPlan.ts).
+import type { Db } from '../db/createDb.ts';
+import { blockedKeysSql, type BlockedKeyRow } from '../db/sql/blockedKeys.ts';
+import { deadLetterRetryStatsSql, rollupRetryStatsSql, type RetryStatsRow } from '../db/sql/deadLetterRetryStats.ts';
+import { deadLetterStatsCountsSql, type StatsCountRow } from '../db/sql/deadLetterStatsCounts.ts';
+import { deadLetterTimeSeriesSql, type TimeBucketRow } from '../db/sql/deadLetterTimeSeries.ts';
+import { deadLetterTopErrorsSql, type TopErrorRow } from '../db/sql/deadLetterTopErrors.ts';
+import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
+import { intersectRange, rollupPlan, signatureRollupPlan, type RollupPlan } from '../db/sql/rollupPlan.ts';
+import { rollupStatsCountsSql } from '../db/sql/rollupStatsCounts.ts';
+import { rollupTimeSeriesSql } from '../db/sql/rollupTimeSeries.ts';
+import type { Prisma } from '../generated/prisma/client.ts';
+import { queryRows } from '../db/sql/queryRows.ts';
+
+export type { BlockedKeyRow, TimeBucketRow, TopErrorRow };
+export type BucketSize = 'HOUR' | 'DAY';
+export const BUCKET_MS: Record<BucketSize, number> = { HOUR: 3_600_000, DAY: 86_400_000 };
+
+export class Stats {
+  #counts?: Promise<StatsCountRow[]>;
+  #retry?: Promise<RetryStatsRow>;
+  readonly db: Db;
+  readonly filter: DeadLetterFilter;
+  readonly where: Prisma.Sql;
+  /** How the rollups answer the filter, or null. */
+  readonly plan: RollupPlan | null;
+  constructor(db: Db, filter: DeadLetterFilter) {
+    this.db = db;
+    this.filter = filter;
+    this.where = deadLetterWhereSql(filter);
+    this.plan = rollupPlan(filter);
+  }
+  counts() {
+    this.#counts ??= queryRows<StatsCountRow>(this.db, this.plan ? rollupStatsCountsSql(this.plan) : deadLetterStatsCountsSql(this.where));
+    return this.#counts;
+  }
+  async total() {
+    return (await this.counts()).find((r) => r.dimension === 'total')?.count ?? 0;
+  }
+  /** Counts by one dimension, most first (ties by key). */
+  async by(dimension: StatsCountRow['dimension']) {
+    const rows = (await this.counts()).filter((r) => r.dimension === dimension);
+    return rows.map((r) => ({ key: r.key!, count: r.count })).sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1));
+  }
+  retry() {
+    this.#retry ??= queryRows<RetryStatsRow>(this.db, this.plan ? rollupRetryStatsSql(this.plan, this.where) : deadLetterRetryStatsSql(this.where))
+      .then((rows) => rows[0]!);
+    return this.#retry;
+  }
+  topErrors(limit: number) {
+    return queryRows<TopErrorRow>(this.db, deadLetterTopErrorsSql(this.where, limit, signatureRollupPlan(this.filter, this.plan)));
+  }
+  /** Created per bucket over [from truncated to its bucket, to), every bucket present. */
+  timeSeries(bucket: BucketSize, from: Date, to: Date) {
+    const size = BUCKET_MS[bucket];
+    const lo = new Date(Math.floor(from.getTime() / size) * size);
+    const plan = rollupPlan({ ...this.filter, createdAt: intersectRange(this.filter.createdAt, { from: lo, to }) });
+    return queryRows<TimeBucketRow>(this.db, plan ? rollupTimeSeriesSql(plan, bucket, lo, to) : deadLetterTimeSeriesSql(this.where, bucket, from, to));
+  }
+  blockedKeys(limit: number) {
+    return queryRows<BlockedKeyRow>(this.db, blockedKeysSql(this.where, limit));
+  }
+}
