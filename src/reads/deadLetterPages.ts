@@ -1,0 +1,155 @@
+// Pages of dead letters: keyset paging in any of the four orders, forward or back, with counts
+// asked for lazily (from the rollups when the filter allows, else bounded). The strategies per filter
+// and order are in db/sql (deadLetterPage, orderedPage, errorTextPage).
+import { queryPg, type Db } from '../db/createDb.ts';
+import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
+import { readDeadLetterPage, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
+import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
+import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
+import { readOrderedPage } from '../db/sql/orderedPage.ts';
+import { rollupCountSql } from '../db/sql/rollupCount.ts';
+import { rollupPlan, type RollupPlan } from '../db/sql/rollupPlan.ts';
+import type { DeadLetter, Prisma } from '../generated/prisma/client.ts';
+
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 500;
+
+/** A paging argument the caller can fix (bad cursor, size out of range); the API answers BAD_USER_INPUT. */
+export class PageArgumentError extends Error {
+  readonly argument: string;
+  constructor(message: string, details: { argument: string }) {
+    super(message);
+    this.argument = details.argument;
+  }
+}
+
+export interface BoundedCount {
+  count: number;
+  exact: boolean;
+}
+
+/** What the connection's count fields read: the page's filter, counted when asked. */
+export interface Counts {
+  total(): Promise<number>;
+  upTo(limit: number): Promise<BoundedCount>;
+  /** Counts the total when the rollups answer it (cheap); null when they cannot. */
+  fromRollups(): (() => Promise<number>) | null;
+}
+
+interface Order {
+  field: DeadLetterOrderField;
+  descending: boolean;
+}
+
+// A page cursor (not the change feed's cursor) is base64url JSON [field, direction, sort key as PostgreSQL text, id]: opaque to
+// clients, and tied to its order so a cursor from another order is refused, not misread.
+function encodePageCursor(order: Order, row: DeadLetterPageRow): string {
+  return Buffer.from(JSON.stringify([order.field, order.descending ? 'DESC' : 'ASC', row.sortKey, row.id.toString()])).toString('base64url');
+}
+
+export interface Edge {
+  cursor: string;
+  node: DeadLetter;
+}
+
+function decodePageCursor(cursor: string, order: Order, argument: string): { key: string; id: bigint } {
+  const bad = () => new PageArgumentError(`${argument} is not a cursor of this ordering`, { argument });
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (!Array.isArray(parsed) || parsed.length !== 4) throw bad();
+  const [field, direction, key, id] = parsed as unknown[];
+  if (field !== order.field || direction !== (order.descending ? 'DESC' : 'ASC')) throw bad();
+  if (typeof key !== 'string' || key.length > 100 || typeof id !== 'string' || !/^[1-9][0-9]{0,18}$/.test(id)) throw bad();
+  if (order.field === 'ATTEMPTS' ? !/^-?[0-9]{1,10}$/.test(key) : !/^(infinity|[0-9]{4,}-[0-9]{2}-[0-9]{2} [0-9:.]+[+-][0-9:]+)$/.test(key)) throw bad();
+  return { key, id: BigInt(id) };
+}
+
+function pageSize(value: number | null | undefined, argument: string): number | undefined {
+  if (value == null) return undefined;
+  if (value <= 0 || value > MAX_PAGE_SIZE) throw new PageArgumentError(`${argument} must be between 1 and ${MAX_PAGE_SIZE}`, { argument });
+  return value;
+}
+
+function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
+  const count = async (sql: Prisma.Sql) => (await queryPg<{ count: number }>(db, sql))[0]!.count;
+  // Made when a count is first asked for: most pages select none.
+  let plan: RollupPlan | null | undefined;
+  const planned = () => (plan === undefined ? (plan = rollupPlan(filter)) : plan);
+  let total: Promise<number> | undefined; // one count for totalCount and boundedCount alike
+  const exactTotal = () => {
+    const p = planned();
+    return (total ??= count(p ? rollupCountSql(p) : deadLetterCountSql(where)));
+  };
+  return {
+    total: exactTotal,
+    fromRollups: () => (planned() ? exactTotal : null),
+    upTo: async (limit) => {
+      if (planned()) return { count: await exactTotal(), exact: true };
+      const n = await count(deadLetterCountUpToSql(where, limit));
+      return n > limit ? { count: limit, exact: false } : { count: n, exact: true };
+    },
+  };
+}
+
+export interface DeadLetterConnectionArgs {
+  orderBy?: { field: DeadLetterOrderField; direction: 'ASC' | 'DESC' } | null;
+  first?: number | null;
+  last?: number | null;
+  after?: string | null;
+  before?: string | null;
+}
+
+export interface DeadLetterConnectionPage {
+  edges: Edge[];
+  pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
+  counts: Counts;
+}
+
+/** One page of `deadLetters` as its resolver returns it, reading only `columns` of each row. */
+export async function readDeadLetterConnection(
+  db: Db,
+  filter: DeadLetterFilter,
+  args: DeadLetterConnectionArgs,
+  columns: ReadonlySet<DeadLetterColumn>,
+): Promise<DeadLetterConnectionPage> {
+  if (args.first != null && args.last != null) throw new PageArgumentError('give first or last, not both', { argument: 'first' });
+  const first = pageSize(args.first, 'first');
+  const last = pageSize(args.last, 'last');
+  const order: Order = { field: args.orderBy?.field ?? 'CREATED_AT', descending: (args.orderBy?.direction ?? 'DESC') === 'DESC' };
+  const where = deadLetterWhereSql(filter);
+  const backward = last !== undefined || (first === undefined && args.before != null);
+  const limit = (backward ? last : first) ?? DEFAULT_PAGE_SIZE;
+  const cursor = backward ? args.before : args.after;
+  const after = cursor != null ? decodePageCursor(cursor, order, backward ? 'before' : 'after') : null;
+  const scan = { field: order.field, descending: order.descending !== backward, after, limit: limit + 1, columns };
+  const { errorText } = filter;
+  const counts = countsOf(db, filter, where);
+  // In created order, indexes on (column, created_at) serve each filter; other orders have
+  // only their own index, where a filter's matches may sit late (see orderedPage.ts).
+  const filtered = Object.keys(filter).length > 0;
+  const rows = errorText !== undefined
+    ? await readErrorTextPage(db, { ...filter, errorText }, scan)
+    : filtered && order.field !== 'CREATED_AT'
+      ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
+      : await readDeadLetterPage(db, { ...scan, where });
+  const more = rows.length > limit;
+  const page = rows.slice(0, limit);
+  if (backward) page.reverse();
+  const edges = page.map((row) => ({ cursor: encodePageCursor(order, row), node: row }));
+  return {
+    edges,
+    pageInfo: {
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+      // Per the Relay spec, the far side is only reported when cheap: a cursor on it means
+      // there was at least the row it names.
+      hasNextPage: backward ? cursor != null : more,
+      hasPreviousPage: backward ? more : cursor != null,
+    },
+    counts,
+  };
+}
