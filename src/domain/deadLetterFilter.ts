@@ -6,6 +6,9 @@
 import { Prisma } from '../generated/prisma/client.ts';
 import type { DeadLetter } from '../generated/prisma/client.ts';
 import { DeadLetterStatus, ErrorKind } from '../generated/prisma/enums.ts';
+import { errorGroupMemberSql } from '../db/sql/errorGroupMembers.ts';
+import type { Db } from '../db/createDb.ts';
+import { groupSignatureOf, readErrorGroupKey, type ErrorGroupKey } from './errorGroups.ts';
 import { jsonContains, jsonEquals } from './jsonMatch.ts';
 
 /** Half-open time range [from, to); either end may be open. */
@@ -40,13 +43,20 @@ export interface DeadLetterFilter {
   attempts?: IntRange;
   /** Exact error signatures (see `lazarus_error_signature` in the read-side migration). */
   errorSignatures?: string[];
+  /** Members of this error group (migration 20261125100000_error_groups). */
+  groupId?: bigint;
+  /**
+   * The group's key, for matching in memory (subscriptions): set by `withErrorGroupKey`; null when
+   * the group does not exist (nothing matches). SQL reads the key from the group itself.
+   */
+  groupKey?: ErrorGroupKey | null;
 }
 
 /** The columns of a dead letter the filter reads. */
 export type DeadLetterFilterRow = Pick<
   DeadLetter,
   | 'id' | 'status' | 'eventType' | 'queue' | 'source' | 'orderingKey' | 'errorKind' | 'errorMessage' | 'errorStack'
-  | 'errorSignature' | 'payload' | 'createdAt' | 'updatedAt' | 'nextAttemptAt' | 'attempts'
+  | 'errorSignature' | 'fingerprint' | 'payload' | 'createdAt' | 'updatedAt' | 'nextAttemptAt' | 'attempts'
 >;
 
 /** Escapes LIKE wildcards so user text is matched literally (backslash is ILIKE's escape). */
@@ -151,6 +161,7 @@ export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   if (filter.attempts?.min !== undefined) parts.push(Prisma.sql`d.attempts >= ${filter.attempts.min}::int`);
   if (filter.attempts?.max !== undefined) parts.push(Prisma.sql`d.attempts <= ${filter.attempts.max}::int`);
   if (filter.errorSignatures) parts.push(Prisma.sql`d.error_signature = any(${filter.errorSignatures}::text[])`);
+  if (filter.groupId !== undefined) parts.push(errorGroupMemberSql(filter.groupId));
   return parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`;
 }
 
@@ -187,6 +198,15 @@ export function matchesRemovedDeadLetter(row: RemovedDeadLetterFilterRow, filter
 }
 
 /**
+ * The filter with its group's key, which `matchesDeadLetterFilter` needs for `groupId` (a group's
+ * key never changes, so one read serves a whole subscription). Unchanged without `groupId`.
+ */
+export async function withErrorGroupKey(db: Db, filter: DeadLetterFilter): Promise<DeadLetterFilter> {
+  if (filter.groupId === undefined) return filter;
+  return { ...filter, groupKey: await readErrorGroupKey(db, filter.groupId) };
+}
+
+/**
  * Evaluates the filter in memory on one row, with the same meaning as `deadLetterWhereSql`
  * (used to filter subscription events without a query). Prisma truncates row times to
  * milliseconds, which keeps every comparison with a millisecond bound the same as in SQL.
@@ -215,5 +235,9 @@ export function matchesDeadLetterFilter(row: DeadLetterFilterRow, filter: DeadLe
   if (filter.attempts?.min !== undefined && row.attempts < filter.attempts.min) return false;
   if (filter.attempts?.max !== undefined && row.attempts > filter.attempts.max) return false;
   if (filter.errorSignatures && !filter.errorSignatures.includes(row.errorSignature)) return false;
+  if (filter.groupId !== undefined) {
+    const key = filter.groupKey;
+    if (!key || row.eventType !== key.eventType || row.errorKind !== key.errorKind || groupSignatureOf(row) !== key.signature) return false;
+  }
   return true;
 }
