@@ -96,6 +96,19 @@ describe('error groups kept by the database', () => {
     expect(actions[0]!.n).toBe('3');
   });
 
+  it('counts one statement into groups that exist and groups it creates alike', async () => {
+    await insert({ message: 'alpha 1' });
+    await sql.query(`insert into dead_letters (event_type, error_kind, error_message)
+                     values ('order.placed', 'DOWNSTREAM_API', 'alpha 2'), ('order.placed', 'DOWNSTREAM_API', 'beta 1'),
+                            ('order.placed', 'DOWNSTREAM_API', 'alpha 3')`);
+    const rows = await groups();
+    expect(rows.map((g) => [g.signature, g.total_count, g.unresolved_count])).toEqual([['alpha <n>', '3', '3'], ['beta <n>', '1', '1']]);
+    expect(await history(rows[0]!.id)).toEqual([[null, 'OPEN', 'system', 'first seen']]);
+    expect(await history(rows[1]!.id)).toEqual([[null, 'OPEN', 'system', 'first seen']]);
+    const { rows: hours } = await sql.query<{ group_id: string; count: string }>('select group_id::text, count::text from error_group_hours order by group_id');
+    expect(hours.map((h) => [h.group_id, h.count])).toEqual([[rows[0]!.id, '3'], [rows[1]!.id, '1']]);
+  });
+
   it('resolves a group by itself when no member is unresolved, and records why', async () => {
     const a = await insert({});
     const b = await insert({});

@@ -12,7 +12,10 @@
 --     for rows an UPDATE moved to another group, the total. The retry loop's claims and outcomes
 --     that keep a row unresolved change no count and write nothing.
 -- total_count counts every event ever recorded into the group (a deleted member still counted);
--- unresolved_count is exact: a deleted unresolved member leaves it.
+-- unresolved_count is exact: a deleted unresolved member leaves it. The counts are never below 0
+-- and have no CHECK: with the triggers disabled for a while (ALTER TABLE … DISABLE TRIGGER,
+-- session_replication_role = replica) they drift, and a writer of dead letters must not fail
+-- over the groups' bookkeeping.
 --
 -- Counters are updated in place, not appended like the stats ledgers, because the lifecycle reads
 -- them: "resolve when unresolved reaches 0" must see every committed change. So writers to the same
@@ -57,7 +60,6 @@ CREATE TABLE "error_groups" (
     "created_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "updated_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "error_groups_pkey" PRIMARY KEY ("id"),
-    CONSTRAINT "error_groups_counts_check" CHECK ("unresolved_count" >= 0 AND "total_count" >= 0),
     CONSTRAINT "error_groups_note_check" CHECK ("note" IS NULL OR length("note") <= 2000)
 );
 CREATE UNIQUE INDEX "error_groups_key_key" ON "error_groups" ("event_type", "error_kind", "signature");
@@ -82,14 +84,14 @@ ALTER TABLE "error_group_actions" ADD CONSTRAINT "error_group_actions_group_id_f
 -- Events recorded per group and UTC hour, for sparklines and the TREND order. The signature ledger
 -- (dead_letter_signature_rollups) cannot serve this: it is keyed by error_signature, not by the
 -- fingerprint. Upserted in the same transaction that already holds the group's row lock, so it
--- adds no waiting of its own.
+-- adds no waiting of its own. Read by group (the primary key); no other index, so the upsert's
+-- update stays HOT.
 CREATE TABLE "error_group_hours" (
     "group_id" BIGINT NOT NULL,
     "bucket" TIMESTAMPTZ(6) NOT NULL,
     "count" BIGINT NOT NULL,
     CONSTRAINT "error_group_hours_pkey" PRIMARY KEY ("group_id", "bucket")
 );
-CREATE INDEX "error_group_hours_bucket_idx" ON "error_group_hours" ("bucket") INCLUDE ("group_id", "count");
 ALTER TABLE "error_group_hours" ADD CONSTRAINT "error_group_hours_group_id_fkey"
   FOREIGN KEY ("group_id") REFERENCES "error_groups"("id") ON DELETE CASCADE ON UPDATE CASCADE;
 
@@ -109,41 +111,13 @@ CREATE FUNCTION "lazarus_array_union"(a TEXT[], b TEXT[]) RETURNS TEXT[]
               ELSE ARRAY(SELECT DISTINCT v FROM unnest(a || b) v ORDER BY v LIMIT 100) END
 $$;
 
-CREATE FUNCTION "tg_dead_letters__error_groups_insert"() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Adds a statement's batch to the existing groups of its keys (but those in `skip`): counts, first
+-- and last seen, queues, sources, hourly counts, and the regression of RESOLVED groups, with
+-- history. Returns the ids of the groups it changed.
+CREATE FUNCTION "lazarus_add_error_group_batch"(batch lazarus_error_group_batch[], skip BIGINT[]) RETURNS BIGINT[] LANGUAGE plpgsql AS $$
 DECLARE
-  batch lazarus_error_group_batch[];
+  done BIGINT[];
 BEGIN
-  -- The one pass over the inserted rows: per group and hour.
-  SELECT array_agg(ROW(event_type, error_kind, signature, bucket, n, u, f, l, s, q, src)::lazarus_error_group_batch)
-    INTO batch
-    FROM (SELECT event_type, error_kind, coalesce(fingerprint, error_signature) AS signature,
-                 lazarus_rollup_bucket(created_at) AS bucket, count(*) AS n,
-                 count(*) FILTER (WHERE status IN ('PENDING', 'PROCESSING', 'EXHAUSTED')) AS u,
-                 min(created_at) AS f, max(created_at) AS l, min(id) AS s,
-                 array_agg(DISTINCT queue) AS q, array_agg(DISTINCT source) AS src
-            FROM added GROUP BY 1, 2, 3, 4) h;
-  IF batch IS NULL THEN
-    RETURN NULL;
-  END IF;
-
-  -- New groups, in key order, start with zero counts and are counted below like the others.
-  WITH keys AS (
-    SELECT event_type, error_kind, signature, min(first_seen) AS f, max(last_seen) AS l, min(sample_id) AS s, sum(unresolved) AS u
-      FROM unnest(batch) GROUP BY 1, 2, 3
-  ), created AS (
-    INSERT INTO error_groups (event_type, error_kind, signature, status, first_seen, last_seen, sample_dead_letter_id)
-    SELECT event_type, error_kind, signature, CASE WHEN u > 0 THEN 'OPEN' ELSE 'RESOLVED' END::"ErrorGroupStatus", f, l, s
-      FROM keys ORDER BY 1, 2, 3
-    ON CONFLICT (event_type, error_kind, signature) DO NOTHING
-    RETURNING id, status
-  )
-  INSERT INTO error_group_actions (group_id, from_status, to_status, actor, reason)
-  SELECT id, NULL, status, 'system', 'first seen' FROM created;
-
-  PERFORM 1 FROM error_groups g
-    JOIN (SELECT DISTINCT event_type, error_kind, signature FROM unnest(batch)) k USING (event_type, error_kind, signature)
-   ORDER BY g.id FOR UPDATE OF g;
-
   WITH k AS (
     SELECT event_type, error_kind, signature, sum(total) AS total, sum(unresolved) AS unresolved,
            min(first_seen) AS first_seen, max(last_seen) AS last_seen
@@ -160,6 +134,7 @@ BEGIN
       JOIN k USING (event_type, error_kind, signature)
       JOIN q USING (event_type, error_kind, signature)
       JOIN s USING (event_type, error_kind, signature)
+     WHERE g.id <> ALL (skip)
   ), changed AS (
     UPDATE error_groups g
        SET total_count = g.total_count + o.total,
@@ -173,16 +148,66 @@ BEGIN
            updated_at = now()
       FROM old o
      WHERE g.id = o.id
-    RETURNING g.id, o.status AS from_status, g.status AS to_status
+    RETURNING g.id, g.event_type, g.error_kind, g.signature, o.status AS from_status, g.status AS to_status
+  ), hours AS (
+    INSERT INTO error_group_hours AS h (group_id, bucket, count)
+    SELECT c.id, b.bucket, sum(b.total)
+      FROM changed c JOIN unnest(batch) b USING (event_type, error_kind, signature)
+     GROUP BY 1, 2 ORDER BY 1, 2
+    ON CONFLICT (group_id, bucket) DO UPDATE SET count = h.count + excluded.count
+  ), history AS (
+    INSERT INTO error_group_actions (group_id, from_status, to_status, actor, reason)
+    SELECT id, from_status, to_status, 'system', 'regressed: a new failure' FROM changed WHERE from_status <> to_status
   )
-  INSERT INTO error_group_actions (group_id, from_status, to_status, actor, reason)
-  SELECT id, from_status, to_status, 'system', 'regressed: a new failure' FROM changed WHERE from_status <> to_status;
+  SELECT coalesce(array_agg(id), '{}') INTO done FROM changed;
+  RETURN done;
+END $$;
 
-  INSERT INTO error_group_hours AS h (group_id, bucket, count)
-  SELECT g.id, b.bucket, sum(b.total)
-    FROM unnest(batch) b JOIN error_groups g USING (event_type, error_kind, signature)
-   GROUP BY 1, 2 ORDER BY 1, 2
-  ON CONFLICT (group_id, bucket) DO UPDATE SET count = h.count + excluded.count;
+CREATE FUNCTION "tg_dead_letters__error_groups_insert"() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+  batch lazarus_error_group_batch[];
+  keys INT;
+  done BIGINT[];
+BEGIN
+  -- The one pass over the inserted rows: per group and hour.
+  SELECT array_agg(ROW(event_type, error_kind, signature, bucket, n, u, f, l, s, q, src)::lazarus_error_group_batch),
+         count(DISTINCT (event_type, error_kind, signature))
+    INTO batch, keys
+    FROM (SELECT event_type, error_kind, coalesce(fingerprint, error_signature) AS signature,
+                 lazarus_rollup_bucket(created_at) AS bucket, count(*) AS n,
+                 count(*) FILTER (WHERE status IN ('PENDING', 'PROCESSING', 'EXHAUSTED')) AS u,
+                 min(created_at) AS f, max(created_at) AS l, min(id) AS s,
+                 array_agg(DISTINCT queue) AS q, array_agg(DISTINCT source) AS src
+            FROM added GROUP BY 1, 2, 3, 4) h;
+  IF batch IS NULL THEN
+    RETURN NULL;
+  END IF;
+  IF keys > 1 THEN
+    PERFORM 1 FROM error_groups g
+      JOIN (SELECT DISTINCT event_type, error_kind, signature FROM unnest(batch)) k USING (event_type, error_kind, signature)
+     ORDER BY g.id FOR UPDATE OF g;
+  END IF;
+
+  -- Usually every group exists: one statement. Otherwise the missing ones are created, in key
+  -- order, with zero counts (a concurrent creator's wins), and counted like the others.
+  done := lazarus_add_error_group_batch(batch, '{}');
+  IF cardinality(done) < keys THEN
+    WITH missing AS (
+      SELECT event_type, error_kind, signature, min(first_seen) AS f, max(last_seen) AS l, min(sample_id) AS s, sum(unresolved) AS u
+        FROM unnest(batch) b
+       WHERE NOT EXISTS (SELECT 1 FROM error_groups g WHERE g.id = ANY (done) AND (g.event_type, g.error_kind, g.signature) = (b.event_type, b.error_kind, b.signature))
+       GROUP BY 1, 2, 3
+    ), created AS (
+      INSERT INTO error_groups (event_type, error_kind, signature, status, first_seen, last_seen, sample_dead_letter_id)
+      SELECT event_type, error_kind, signature, CASE WHEN u > 0 THEN 'OPEN' ELSE 'RESOLVED' END::"ErrorGroupStatus", f, l, s
+        FROM missing ORDER BY 1, 2, 3
+      ON CONFLICT (event_type, error_kind, signature) DO NOTHING
+      RETURNING id, status
+    )
+    INSERT INTO error_group_actions (group_id, from_status, to_status, actor, reason)
+    SELECT id, NULL, status, 'system', 'first seen' FROM created;
+    PERFORM lazarus_add_error_group_batch(batch, done);
+  END IF;
   RETURN NULL;
 END $$;
 
@@ -207,10 +232,10 @@ BEGIN
       FROM error_groups g JOIN unnest(changes) c USING (event_type, error_kind, signature)
   ), changed AS (
     UPDATE error_groups g
-       SET total_count = g.total_count + o.total,
-           unresolved_count = g.unresolved_count + o.unresolved,
+       SET total_count = greatest(0, g.total_count + o.total),
+           unresolved_count = greatest(0, g.unresolved_count + o.unresolved),
            status = CASE
-             WHEN g.status IN ('OPEN', 'ACKNOWLEDGED') AND o.unresolved < 0 AND g.unresolved_count + o.unresolved = 0 THEN 'RESOLVED'
+             WHEN g.status IN ('OPEN', 'ACKNOWLEDGED') AND o.unresolved < 0 AND g.unresolved_count + o.unresolved <= 0 THEN 'RESOLVED'
              WHEN g.status = 'RESOLVED' AND o.unresolved > 0 THEN 'OPEN'
              ELSE g.status END,
            updated_at = now()
