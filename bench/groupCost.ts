@@ -4,7 +4,7 @@
 // and a DELETE, with the group triggers enabled and disabled alternately (ALTER TABLE … DISABLE
 // TRIGGER between timed statements), one connection, one database. Every other trigger (stamp,
 // NOTIFY, rollups, RECORDED, error texts) stays on in both modes: "off" is main without groups.
-// Rows fall into 4 groups (one per event type) unless GROUPS=n, which spreads them over n
+// Rows fall into 4 groups (one per event type) unless GROUP_COUNT=n, which spreads them over n
 // fingerprints. One connection measures the work, not waiting: writers to one group queue on its row.
 // BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; a scratch database is created
 // and dropped. EVENTS (default 20,000), SINGLES (default 2,000) and ROUNDS (default 3) override sizes.
@@ -19,7 +19,7 @@ const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const SINGLES = Number(process.env.SINGLES ?? 2_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const BATCH = 500;
-const GROUPS = process.env.GROUPS ? Number(process.env.GROUPS) : null;
+const GROUPS = process.env.GROUP_COUNT ? Number(process.env.GROUP_COUNT) : null;
 const TRIGGERS = ['tg_dead_letters__error_groups_insert', 'tg_dead_letters__error_groups_update', 'tg_dead_letters__error_groups_delete'];
 
 const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
