@@ -6,6 +6,7 @@ import { loadConfig } from '../src/config.ts';
 import { startService, type RunningService } from '../src/service.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
+import { untilSubscribed } from './helpers/live.ts';
 import { silentLogger } from './helpers/retry.ts';
 
 const BIN = fileURLToPath(new URL('../bin/lazarus.js', import.meta.url));
@@ -123,11 +124,7 @@ describe('lazarus CLI', () => {
   it('tails a plain SQL INSERT, one JSON object per line', async () => {
     const tail = spawnCli(['--json', 'tail', '--type', 'tail.me']);
     try {
-      // Subscribed once the service's feed has a listener.
-      for (const deadline = Date.now() + 15_000; !/lazarus_live_subscriptions 1\b/.test(await (await fetch(`${service.url}/metrics`)).text()); ) {
-        if (Date.now() > deadline) throw new Error(`tail never subscribed: ${tail.stdout()}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      await untilSubscribed(service.url, 1);
       const { rows } = await t.handle.pool.query(`insert into dead_letters (event_type, error_message) values ('tail.me', 'from psql') returning id`);
       await insertDeadLetter(t.db, { eventType: 'not.me' });
       for (const deadline = Date.now() + 15_000; !tail.stdout().includes('\n'); ) {

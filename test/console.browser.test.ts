@@ -1,7 +1,6 @@
 // The operator console in a real headless Chromium, against the real service on a real PostgreSQL.
 // Every check looks at the screen and then at the database: what the page claims must be true.
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
@@ -9,6 +8,8 @@ import { startService, type RunningService } from '../src/service.ts';
 import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
+import { untilSubscribed } from './helpers/live.ts';
+import { freePort } from './helpers/postgres.ts';
 import { silentLogger } from './helpers/retry.ts';
 import { startService as startServiceProcess } from './helpers/serviceProcess.ts';
 
@@ -43,7 +44,7 @@ describe('console', () => {
     await list.getByTestId('row').first().waitFor();
     await overview.getByText('Top errors').waitFor();
     // Both pages hold their live subscriptions before the row is written.
-    await waitForSubscribers(2);
+    await untilSubscribed(service.url, 2);
 
     const { rows } = await sql(`insert into dead_letters (event_type, payload, error_message, status) values ('invoice.sent', '{"n": 1}', 'SMTP relay refused', 'EXHAUSTED') returning id`);
 
@@ -172,7 +173,7 @@ describe('console', () => {
   it('streams changes and delivery outcomes in the live tail', async () => {
     const page = await open('/tail');
     await page.getByText('Waiting for changes').waitFor();
-    await waitForSubscribers(1);
+    await untilSubscribed(service.url, 1);
     const { rows } = await sql(`insert into dead_letters (event_type, error_message) values ('tail.me', 'seen live') returning id`);
     await page.getByTestId('tail').getByText('tail.me').waitFor();
     expect(await page.getByTestId('tail').innerText()).toContain(String(rows[0].id));
@@ -254,7 +255,7 @@ describe('console across a service restart', () => {
     try {
       const page = await open('/tail', child.url);
       await page.getByText('Waiting for changes').waitFor();
-      await waitForSubscribers(1, child.url);
+      await untilSubscribed(child.url, 1);
       const before = await sql(`insert into dead_letters (event_type, error_message) values ('restart.before', 'x') returning id`);
       await page.getByTestId('tail').getByText('restart.before').waitFor();
 
@@ -274,24 +275,3 @@ describe('console across a service restart', () => {
     }
   });
 });
-
-/** Waits until the service's change feed has this many live subscribers. */
-async function waitForSubscribers(n: number, base = service.url): Promise<void> {
-  for (const deadline = Date.now() + 15_000; ; ) {
-    const text = await (await fetch(`${base}/metrics`)).text();
-    const m = /^lazarus_live_subscriptions(?:\{[^}]*\})? (\d+)/m.exec(text);
-    if (m && Number(m[1]) >= n) return;
-    if (Date.now() > deadline) throw new Error(`live subscribers never reached ${n}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on('error', reject);
-  });
-}

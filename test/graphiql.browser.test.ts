@@ -1,32 +1,27 @@
 // GraphiQL in a real headless Chromium: the page loads with no network but our own server (so
 // its assets are served locally), shows the example operations, and runs one.
-import { existsSync } from 'node:fs';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium } from './helpers/browser.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { testServer } from './helpers/graphql.ts';
 import { startLiveServer } from './helpers/live.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const t = useTestDatabase();
 let browser: Browser;
 let http: Server;
 let baseUrl: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`Chromium not found at ${CHROMIUM}: install it (apt-get install chromium) or set CHROMIUM_PATH`);
   const yoga = testServer(t.db, { graphiql: true });
   http = createServer(yoga).listen(0, '127.0.0.1');
   await once(http, 'listening');
   baseUrl = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -79,3 +79,18 @@ export async function untilFed(feed: ChangeFeed, condition: () => boolean, timeo
     await feed.caughtUp();
   }
 }
+
+/**
+ * Waits until a running service (its own process or in this one) reports at least `n` open
+ * subscriptions on its change feed (`lazarus_live_subscriptions` on /metrics): only then is a new
+ * row theirs to see.
+ */
+export async function untilSubscribed(serviceUrl: string, n: number, timeoutMs = 15_000): Promise<void> {
+  for (const deadline = Date.now() + timeoutMs; ; ) {
+    const text = await (await fetch(`${serviceUrl}/metrics`)).text();
+    const m = /^lazarus_live_subscriptions(?:\{[^}]*\})? (\d+)/m.exec(text);
+    if (m && Number(m[1]) >= n) return;
+    if (Date.now() > deadline) throw new Error(`live subscriptions never reached ${n} (last: ${m?.[1] ?? 'none'})`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
