@@ -9,13 +9,13 @@
 //      console and of GraphiQL, next to Yoga's own GraphiQL page, which is sent whole every time.
 // Env: BENCH_ADMIN_URL (a database we may CREATE DATABASE on), BENCH_ROWS (1,000,000),
 // BENCH_RUNS (5), BENCH_COMMITS (50), BENCH_LOAD_RATE (1000), BENCH_LOAD_SECONDS (30), CHROMIUM_PATH.
-import { spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
 import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { migrate } from '../src/db/migrate.ts';
+import { startServiceProcess } from './serviceProcess.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import { launchChromium } from '../test/helpers/browser.ts';
 
@@ -30,22 +30,6 @@ const dist = fileURLToPath(new URL('../web/dist', import.meta.url));
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
 const ms = (x: number) => `${x.toFixed(0)} ms`;
 const kb = (x: number) => `${(x / 1024).toFixed(1)} KB`;
-
-function startService(databaseUrl: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-  const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', NODE_ENV: 'production', GRAPHIQL_ENABLED: 'true', LOG_FORMAT: 'json', LOG_LEVEL: 'info' };
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [main], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    const exited = new Promise<void>((r) => child.on('exit', () => r()));
-    child.stdout.on('data', (d) => {
-      out += d;
-      const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
-      if (m) resolve({ url: m[1]!, stop: () => (child.kill('SIGTERM'), exited) });
-    });
-    void exited.then(() => reject(new Error(`service exited:\n${out}`)));
-  });
-}
 
 async function seed(pool: pg.Pool): Promise<void> {
   const chunk = 100_000;
@@ -117,7 +101,7 @@ async function main(): Promise<void> {
   const seedStarted = performance.now();
   await seed(pool);
   process.stderr.write(`seeded ${rows.toLocaleString('en-US')} rows in ${ms(performance.now() - seedStarted)}\n`);
-  const service = await startService(dbUrl);
+  const service = await startServiceProcess(dbUrl, { GRAPHIQL_ENABLED: 'true' });
   const browser = await launchChromium();
   const table: [string, string, string][] = [];
   try {

@@ -16,13 +16,12 @@
 // (short batches) and once as it ran before (one statement for the whole ledger, 5,000-row purges).
 // Each reports the feed's latency next to the commit-ack latency of the same INSERTs; the bar is
 // feed p99 ≤ 2 × commit-ack p99.
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { startServiceProcess } from './serviceProcess.ts';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import { compactRollups } from '../src/domain/statsRollups.ts';
 import { RETENTION_BATCH } from '../src/retry/startRetryLoop.ts';
@@ -41,25 +40,6 @@ const purgeRows = Number(process.env.BENCH_PURGE_ROWS ?? 50_000);
 
 const QUERY = 'subscription { deadLetterAdded(filter: { eventTypes: ["bench"] }) { deadLetter { id } } }';
 const PAYLOAD_QUERY = 'subscription { deadLetterAdded(filter: { eventTypes: ["bench"] }) { deadLetter { id payload } } }';
-
-function startService(databaseUrl: string): Promise<{ url: string; stop: () => Promise<void> }> {
-  const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
-  const env = { ...process.env, DATABASE_URL: databaseUrl, PORT: '0', NODE_ENV: 'production', LOG_FORMAT: 'json', LOG_LEVEL: 'info' };
-  return new Promise((resolve, reject) => {
-    // BENCH_SERVICE_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the service.
-    const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
-    const child = spawn(process.execPath, [...nodeArgs, main], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    const exited = new Promise<void>((r) => child.on('exit', () => r()));
-    child.stdout.on('data', (d) => {
-      out += d;
-      for (const line of String(d).split('\n')) if (/"level":(40|50|60)/.test(line)) process.stderr.write(`service: ${line.slice(0, 300)}\n`);
-      const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
-      if (m) resolve({ url: m[1]!, stop: () => (child.kill('SIGTERM'), exited) });
-    });
-    void exited.then(() => reject(new Error(`service exited:\n${out}`)));
-  });
-}
 
 const epochNow = () => performance.timeOrigin + performance.now();
 const WORKERS = Number(process.env.BENCH_SSE_WORKERS ?? 2);
@@ -279,7 +259,7 @@ const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
 const databaseUrl = await createDatabase(adminUrl, name);
 try {
   await migrate(databaseUrl);
-  const service = await startService(databaseUrl);
+  const service = await startServiceProcess(databaseUrl);
   const results = [];
   for (const n of subscriberCounts) {
     const r = await latencyPhase(service.url, databaseUrl, n);

@@ -131,8 +131,7 @@ export function buildProgram(out: (text: string) => void): Command {
     command.action(async (o: FilterOptions & { dryRun?: boolean; yes?: boolean; reason?: string; rate?: string; force?: boolean; resetAttempts?: boolean }) => {
       if (!o.dryRun && !o.yes) throw new CommanderError(EXIT.usage, 'lazarus.confirm', `error: ${name} changes events: add --dry-run to see how many, or --yes to do it`);
       const ids = list(o.ids);
-      const { ids: _ids, ...rest } = o;
-      const args: Record<string, unknown> = ids ? { ids } : { filter: filterOf(rest) };
+      const args: Record<string, unknown> = ids ? { ids } : { filter: filterOf(o) };
       args.dryRun = Boolean(o.dryRun);
       if (o.reason !== undefined) args.reason = o.reason;
       if (name === 'requeue') Object.assign(args, { ratePerSecond: o.rate ? Number(o.rate) : undefined, force: o.force, resetAttempts: o.resetAttempts });

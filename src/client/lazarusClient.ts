@@ -137,23 +137,17 @@ export class LazarusClient {
   }
 
   async #send(inputs: ReturnType<typeof toVariables>[], offset: number): Promise<{ id: string; created: boolean }[]> {
-    return this.#withRetries(this.#o.retries, async () => {
-      const { body, status } = await this.#post(MUTATION, { inputs });
-      const result = body.data?.recordDeadLetters as
-        | { __typename: string; results: { id: string; created: boolean }[]; code: string; message: string; field: string; index: number | null }
-        | undefined;
-      if (!result) {
-        const first = body.errors?.[0];
-        const code = first?.extensions?.code ?? `HTTP_${status}`;
-        if (code === 'INTERNAL_SERVER_ERROR') throw new RetryableError(first?.message ?? 'server error');
-        throw new LazarusError(code, first?.message ?? `HTTP ${status}`);
-      }
-      if (result.__typename === 'ValidationError') {
-        const index = result.index === null ? null : result.index + offset;
-        throw new LazarusError(result.code, result.message, { field: result.field, index });
-      }
-      return result.results;
-    });
+    // Ingest is idempotent on the dedupe keys, so the whole batch may be retried.
+    const { recordDeadLetters: result } = await this.request<{
+      recordDeadLetters:
+        | { __typename: 'RecordedDeadLetters'; results: { id: string; created: boolean }[] }
+        | { __typename: 'ValidationError'; code: string; message: string; field: string; index: number | null };
+    }>(MUTATION, { inputs }, { retry: true });
+    if (result.__typename === 'ValidationError') {
+      const index = result.index === null ? null : result.index + offset;
+      throw new LazarusError(result.code, result.message, { field: result.field, index });
+    }
+    return result.results;
   }
 
   async #withRetries<T>(retries: number, attempt: () => Promise<T>): Promise<T> {

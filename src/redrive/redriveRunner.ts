@@ -49,20 +49,20 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
   const maxBatchFailures = deps.maxBatchFailures ?? DEFAULT_REDRIVE_MAX_BATCH_FAILURES;
   let failing: { redriveId: bigint; count: number } | null = null;
   const events = new EventEmitter<RedriveRunnerEvents>();
-  const abort = new AbortController();
   const logger = deps.logger.child({ component: 'redrive', owner });
   const outage = deps.outage ?? createOutageLog(logger);
 
-  const sleep = async (ms: number) => {
-    if (ms <= 0 || abort.signal.aborted) return;
+  // `signal` is startPeriodic's: stop() aborts it, ending a wait between batches at once.
+  const sleep = async (ms: number, signal: AbortSignal) => {
+    if (ms <= 0 || signal.aborted) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, ms);
-      abort.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
     });
   };
 
-  const drive = async (redriveId: bigint, ratePerSecond: number) => {
-    while (!abort.signal.aborted) {
+  const drive = async (redriveId: bigint, ratePerSecond: number, signal: AbortSignal) => {
+    while (!signal.aborted) {
       const started = Date.now();
       const result = await runRedriveBatch(deps.db, { redriveId, owner, leaseSeconds });
       if (!result.held) return;
@@ -72,7 +72,7 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
         logger.info({ redriveId }, 'redrive completed');
         return;
       }
-      await sleep((result.scanned / ratePerSecond) * 1000 - (Date.now() - started));
+      await sleep((result.scanned / ratePerSecond) * 1000 - (Date.now() - started), signal);
     }
   };
 
@@ -92,15 +92,15 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
   };
 
   // One poll: claim a RUNNING redrive and drive it to its end, then the next, until none is left.
-  const poll = async () => {
-    while (!abort.signal.aborted) {
+  const poll = async (signal: AbortSignal) => {
+    while (!signal.aborted) {
       let redriveId: bigint | null = null;
       try {
         redriveId = await claimRedrive(deps.db, { owner, leaseSeconds });
         outage.answered();
         if (redriveId === null) return;
         const { ratePerSecond } = await deps.db.redrive.findUniqueOrThrow({ where: { id: redriveId }, select: { ratePerSecond: true } });
-        await drive(redriveId, ratePerSecond);
+        await drive(redriveId, ratePerSecond, signal);
       } catch (error) {
         if (redriveId === null) outage.failed(error, 'redrive poll failed; retrying after the poll interval');
         else await onBatchError(redriveId, error).catch((e: unknown) => logger.error({ err: e, redriveId }, 'could not mark the redrive FAILED'));
@@ -113,10 +113,7 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
   return {
     owner,
     events,
-    async stop() {
-      abort.abort();
-      await polling.stop();
-    },
+    stop: () => polling.stop(),
   };
 }
 

@@ -38,10 +38,15 @@ export function ErrorNote({ error, children }: { error: unknown; children?: Reac
   );
 }
 
-/** A union result's MutationError, as an Error for ErrorNote. */
-export function mutationProblem(result: { __typename?: string; message?: string; code?: string } | null | undefined): Error | null {
-  if (!result || result.message === undefined || !result.code) return null;
-  return Object.assign(new Error(`${result.code}: ${result.message}`), { name: result.__typename ?? 'Error' });
+/**
+ * Why a mutation did not happen, as an Error for ErrorNote: the request's own error, or the
+ * MutationError its (single) root field returned; null when it happened.
+ */
+export function mutationProblem(result: { error?: Error; data?: object | null }): Error | null {
+  if (result.error) return result.error;
+  const root = result.data ? (Object.values(result.data)[0] as { __typename?: string; message?: string; code?: string } | null) : null;
+  if (!root || root.message === undefined || !root.code) return null;
+  return Object.assign(new Error(`${root.code}: ${root.message}`), { name: root.__typename ?? 'Error' });
 }
 
 const number = new Intl.NumberFormat('en-US');

@@ -79,15 +79,15 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
       case 'requeue': {
         const r = await api.urql.mutation(Requeue, { input: { ...base, force, resetAttempts, ratePerSecond: rate ? Number(rate) : undefined } }).toPromise();
         const data = r.data?.requeueDeadLetters;
-        return { error: r.error ?? mutationProblem(data), count: data && 'count' in data ? data.count : 0, ids: data && 'ids' in data ? data.ids : [], redrive: data && 'redrive' in data ? data.redrive?.id : undefined };
+        return { error: mutationProblem(r), count: data && 'count' in data ? data.count : 0, ids: data && 'ids' in data ? data.ids : [], redrive: data && 'redrive' in data ? data.redrive?.id : undefined };
       }
       case 'resolve':
       case 'discard':
       case 'delete': {
         const doc = action === 'resolve' ? Resolve : action === 'discard' ? Discard : Delete;
         const r = await api.urql.mutation(doc as typeof Resolve, { input: { ...base, reason: base.reason ?? '' } }).toPromise();
-        const data = r.data ? Object.values(r.data)[0] as { count?: number; ids?: string[]; code?: string; message?: string; __typename: string } : null;
-        return { error: r.error ?? mutationProblem(data), count: data?.count ?? 0, ids: data?.ids ?? [], redrive: undefined };
+        const data = r.data ? (Object.values(r.data)[0] as { count?: number; ids?: string[] }) : null;
+        return { error: mutationProblem(r), count: data?.count ?? 0, ids: data?.ids ?? [], redrive: undefined };
       }
     }
   };

@@ -99,15 +99,14 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
         : kind === 'resolve'
           ? await api.urql.mutation(ResolveOne, { input: { ...input, reason: reason! } }).toPromise()
           : await api.urql.mutation(DiscardOne, { input: { ...input, reason: reason! } }).toPromise();
-    const data = r.data ? (Object.values(r.data)[0] as { code?: string; message?: string }) : null;
-    const problem = r.error ?? mutationProblem(data);
+    const problem = mutationProblem(r);
     if (problem) setError(problem);
     reload();
   };
   const addNote = async (event: FormEvent) => {
     event.preventDefault();
     const r = await api.urql.mutation(AddNote, { input: { id: dl.id, note } }).toPromise();
-    const problem = r.error ?? mutationProblem(r.data?.addDeadLetterNote);
+    const problem = mutationProblem(r);
     if (problem) return setError(problem);
     setNote('');
     reload();
@@ -118,7 +117,7 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
     const r = await api.urql
       .mutation(EditPayload, { input: { id: dl.id, payload, expectedVersion: dl.version, reason: `undo of edit ${actionId}` } })
       .toPromise();
-    const problem = r.error ?? mutationProblem(r.data?.editDeadLetterPayload);
+    const problem = mutationProblem(r);
     if (problem) setError(problem);
     reload();
   };

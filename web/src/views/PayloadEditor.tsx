@@ -63,7 +63,7 @@ export default function PayloadEditor({ dl, onDone }: { dl: Detail; onDone: () =
       .mutation(EditPayload, { input: { id: dl.id, payload: parsed.value, expectedVersion: dl.version, reason: reason.trim() || undefined, requeue } })
       .toPromise();
     setBusy(false);
-    const problem = r.error ?? mutationProblem(r.data?.editDeadLetterPayload);
+    const problem = mutationProblem(r);
     if (problem) return setError(problem);
     onDone();
   };

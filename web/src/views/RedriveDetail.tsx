@@ -31,8 +31,7 @@ export default function RedriveDetail() {
   const control = async (what: keyof typeof Control) => {
     setError(null);
     const out = await api.urql.mutation(Control[what], { id }).toPromise();
-    const data = out.data ? (Object.values(out.data)[0] as { code?: string; message?: string }) : null;
-    const problem = out.error ?? mutationProblem(data);
+    const problem = mutationProblem(out);
     if (problem) setError(problem);
     refetch({ requestPolicy: 'network-only' });
   };
