@@ -11,7 +11,7 @@ import { pino } from 'pino';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { requeue } from '../src/domain/operatorActions.ts';
-import { createGraphQLServer } from '../src/graphql/server.ts';
+import { createGraphQLServer } from '../src/api/server.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../test/helpers/databases.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

@@ -10,11 +10,11 @@
 // return the same ids. Shapes it cannot express (the stats, which need aggregates) show "—".
 import pg from 'pg';
 import { pino } from 'pino';
-import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
+import { LOCAL_PRINCIPAL } from '../src/api/auth/principal.ts';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
-import { createGraphQLServer } from '../src/graphql/server.ts';
+import { createGraphQLServer } from '../src/api/server.ts';
 import { createPostGraphileRival } from './postgraphile.ts';
 import { timeAlternating } from './timeAlternating.ts';
 

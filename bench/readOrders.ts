@@ -4,9 +4,9 @@
 // filter's matches may sit anywhere in the order's own index (src/db/sql/orderedPage.ts). Prints
 // the median of BENCH_ITERATIONS (default 3) requests per pairing, in-process like bench:read.
 import { pino } from 'pino';
-import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
+import { LOCAL_PRINCIPAL } from '../src/api/auth/principal.ts';
 import { createDb } from '../src/db/createDb.ts';
-import { createGraphQLServer } from '../src/graphql/server.ts';
+import { createGraphQLServer } from '../src/api/server.ts';
 
 const url = new URL(process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres');
 url.pathname = `/${process.env.BENCH_DB ?? 'lazarus_bench'}`;

@@ -5,9 +5,9 @@
 // takes few samples of several contenders; this isolates what the GraphQL layer adds to one page.
 import pg from 'pg';
 import { pino } from 'pino';
-import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
+import { LOCAL_PRINCIPAL } from '../src/api/auth/principal.ts';
 import { createDb } from '../src/db/createDb.ts';
-import { createGraphQLServer, type GraphQLServer } from '../src/graphql/server.ts';
+import { createGraphQLServer, type GraphQLServer } from '../src/api/server.ts';
 import { timeAlternating } from './timeAlternating.ts';
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

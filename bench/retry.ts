@@ -31,8 +31,8 @@ import pg from 'pg';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
-import type { RetryPassSummary } from '../src/retry/runRetryPass.ts';
-import { startRetryLoop } from '../src/retry/startRetryLoop.ts';
+import type { RetryPassSummary } from '../src/workers/retry/runRetryPass.ts';
+import { startRetryLoop } from '../src/workers/retry/startRetryLoop.ts';
 import { BATCH, completeSql, drainRaw, WIDE_CLAIM } from './rawDrain.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

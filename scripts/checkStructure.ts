@@ -1,6 +1,6 @@
 // The structure rules of shared/STYLE.md, checked in CI (.ci/run): no import circles; arrows point
-// down (db/ imports nothing above it, domain/ and reads/ never import the GraphQL layer, reads/ never
-// imports workers/ or live code); SQL (`Prisma.sql`, `$queryRaw`, `$executeRaw`, pg `.query(`) only
+// down (service → api | workers | live → reads → domain → db: nothing imports a floor above it, and
+// live/ and workers/ never import the GraphQL layer in api/); only the known floors under src/; SQL (`Prisma.sql`, `$queryRaw`, `$executeRaw`, pg `.query(`) only
 // under src/db/. Prints each problem and exits 1 when there is one.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -14,13 +14,17 @@ const files = readdirSync(root, { recursive: true, encoding: 'utf8' })
 const top = (file: string) => relative(root, file).split('/')[0]!;
 /** Folders each folder must not import from. */
 const FORBIDDEN: Record<string, string[]> = {
-  db: ['domain', 'reads', 'graphql', 'workers', 'retry', 'redrive', 'notify', 'events', 'http', 'auth', 'cli', 'service.ts'],
-  domain: ['reads', 'graphql', 'workers', 'retry', 'redrive', 'notify', 'http', 'cli', 'service.ts'],
-  reads: ['graphql', 'workers', 'retry', 'redrive', 'notify', 'http', 'cli', 'service.ts'],
+  db: ['domain', 'reads', 'live', 'api', 'workers', 'cli', 'service.ts', 'main.ts'],
+  domain: ['reads', 'live', 'api', 'workers', 'cli', 'service.ts', 'main.ts'],
+  reads: ['live', 'api', 'workers', 'cli', 'service.ts', 'main.ts'],
+  live: ['api', 'cli', 'service.ts', 'main.ts'],
+  workers: ['api', 'cli', 'service.ts', 'main.ts'],
 };
+/** Only these folders (and files) may sit directly under src/: the floors of the layout. */
+const FLOORS = ['api', 'cli', 'client', 'db', 'domain', 'generated', 'live', 'reads', 'types', 'workers', 'config.ts', 'logger.ts', 'main.ts', 'service.ts'];
 const SQL = /Prisma\.sql`|\$queryRaw|\$executeRaw|\.query(?:<[^>]*>)?\(\s*['"`]/;
 
-const problems: string[] = [];
+const problems: string[] = readdirSync(root).filter((f) => !FLOORS.includes(f)).map((f) => `not a floor of the layout: src/${f} (shared/STYLE.md)`);
 const graph = new Map<string, string[]>();
 for (const file of files) {
   const text = readFileSync(file, 'utf8');

@@ -4,7 +4,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { introspectionFromSchema } from 'graphql';
 import { outputIntrospectionFile } from '@gql.tada/internal';
-import { printSchemaSdl, schema } from '../src/graphql/schema.ts';
+import { printSchemaSdl, schema } from '../src/api/schema/schema.ts';
 
 const files = [
   { path: fileURLToPath(new URL('../schema.graphql', import.meta.url)), text: printSchemaSdl() },

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { authStartupProblem, createApiKeyAuthenticator, isLoopbackHost } from '../src/auth/apiKeys.ts';
-import { LOCAL_PRINCIPAL } from '../src/auth/principal.ts';
+import { authStartupProblem, createApiKeyAuthenticator, isLoopbackHost } from '../src/api/auth/apiKeys.ts';
+import { LOCAL_PRINCIPAL } from '../src/api/auth/principal.ts';
 import { ConfigError, loadConfig, parseApiKeys } from '../src/config.ts';
 import { startService, StartupError } from '../src/service.ts';
 import { useTestDatabase } from './helpers/db.ts';

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKeyAuthenticator } from '../src/auth/apiKeys.ts';
+import { createApiKeyAuthenticator } from '../src/api/auth/apiKeys.ts';
 import { LazarusClient, LazarusError } from '../src/client/lazarusClient.ts';
 import { parseApiKeys } from '../src/config.ts';
 import { useTestDatabase } from './helpers/db.ts';

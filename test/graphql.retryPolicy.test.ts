@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { GraphQLServer } from '../src/graphql/server.ts';
+import type { GraphQLServer } from '../src/api/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute, testServer } from './helpers/graphql.ts';
 

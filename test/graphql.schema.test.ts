@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { printSchemaSdl } from '../src/graphql/schema.ts';
+import { printSchemaSdl } from '../src/api/schema/schema.ts';
 
 describe('schema.graphql', () => {
   it('matches the schema built from the code (run `npm run schema` after changing the API)', async () => {

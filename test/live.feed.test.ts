@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { decodeCursor } from '../src/events/changeCursor.ts';
-import type { ChangeBatch } from '../src/events/liveEvents.ts';
+import { decodeCursor } from '../src/live/changeCursor.ts';
+import type { ChangeBatch } from '../src/live/liveEvents.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
 import { startBlackholeProxy } from './helpers/blackholeProxy.ts';
 import { startLiveServer, untilFed, type LiveServer } from './helpers/live.ts';

@@ -3,8 +3,8 @@
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it, vi } from 'vitest';
-import { createChangeListener, type ChangeListener } from '../src/notify/changeListener.ts';
-import { createListenerHealth, type ListenerHealth } from '../src/notify/listenerHealth.ts';
+import { createChangeListener, type ChangeListener } from '../src/live/changeListener.ts';
+import { createListenerHealth, type ListenerHealth } from '../src/live/listenerHealth.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
 import { startLiveServer, type LiveServer } from './helpers/live.ts';
 import { startService, type ServiceProcess } from './helpers/serviceProcess.ts';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compareCursors, decodeCursor, encodeCursor } from '../src/events/changeCursor.ts';
-import { backoffMs } from '../src/notify/changeListener.ts';
-import { parseHint } from '../src/notify/parseHint.ts';
+import { compareCursors, decodeCursor, encodeCursor } from '../src/live/changeCursor.ts';
+import { backoffMs } from '../src/live/changeListener.ts';
+import { parseHint } from '../src/live/parseHint.ts';
 
 describe('change cursors', () => {
   it('round-trip through their opaque string form and order by xid, then change id', () => {

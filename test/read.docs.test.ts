@@ -1,8 +1,8 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { parse, validate } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_OPERATIONS } from '../src/graphql/examples.ts';
-import { schema } from '../src/graphql/schema.ts';
+import { EXAMPLE_OPERATIONS } from '../src/api/examples.ts';
+import { schema } from '../src/api/schema/schema.ts';
 
 describe('read-side documentation', () => {
   it('shows only GraphQL that validates against the schema, in the README, docs/ and GraphiQL', async () => {

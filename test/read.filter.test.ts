@@ -1,8 +1,8 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deadLetterWhereSql } from '../src/db/sql/deadLetterWhere.ts';
 import { matchesDeadLetterFilter } from '../src/domain/deadLetterFilter.ts';
-import { parseDeadLetterFilter } from '../src/graphql/deadLetterFilter.ts';
-import type { GraphQLServer } from '../src/graphql/server.ts';
+import { parseDeadLetterFilter } from '../src/api/schema/deadLetterFilter.ts';
+import type { GraphQLServer } from '../src/api/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute, testServer } from './helpers/graphql.ts';
 import { hours, seedReadRows } from './helpers/readSeed.ts';

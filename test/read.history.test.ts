@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { GraphQLServer } from '../src/graphql/server.ts';
+import type { GraphQLServer } from '../src/api/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { execute, testServer } from './helpers/graphql.ts';

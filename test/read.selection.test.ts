@@ -1,8 +1,8 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isObjectType } from 'graphql';
-import { schema } from '../src/graphql/schema.ts';
-import { DEAD_LETTER_FIELD_COLUMNS } from '../src/graphql/selection.ts';
-import type { GraphQLServer } from '../src/graphql/server.ts';
+import { schema } from '../src/api/schema/schema.ts';
+import { DEAD_LETTER_FIELD_COLUMNS } from '../src/api/schema/selection.ts';
+import type { GraphQLServer } from '../src/api/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { execute, testServer } from './helpers/graphql.ts';

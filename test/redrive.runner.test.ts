@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { GraphQLServer } from '../src/graphql/server.ts';
+import type { GraphQLServer } from '../src/api/server.ts';
 import { claimRedrive } from '../src/db/sql/claimRedrive.ts';
-import { nextBatch, startRedriveRunner, type RedriveRunner } from '../src/redrive/redriveRunner.ts';
+import { nextBatch, startRedriveRunner, type RedriveRunner } from '../src/workers/redriveRunner.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { execute } from './helpers/graphql.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createRetryMetrics } from '../src/retry/metrics.ts';
-import { runRetryPass } from '../src/retry/runRetryPass.ts';
+import { createRetryMetrics } from '../src/workers/retry/metrics.ts';
+import { runRetryPass } from '../src/workers/retry/runRetryPass.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { passDeps } from './helpers/retry.ts';

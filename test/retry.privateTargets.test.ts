@@ -2,7 +2,7 @@
 // ranges, however the address is spelled, at save time and at delivery (after DNS, per hop).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isPrivateAddress, isPrivateHost } from '../src/domain/targetAddress.ts';
-import { createWebhookDeliver } from '../src/retry/webhook.ts';
+import { createWebhookDeliver } from '../src/workers/retry/webhook.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute, testServer } from './helpers/graphql.ts';
 import { startSink, type Sink } from './helpers/sink.ts';

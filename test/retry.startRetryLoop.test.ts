@@ -1,10 +1,10 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
-import type { Deliver } from '../src/retry/delivery.ts';
-import { createRetryMetrics } from '../src/retry/metrics.ts';
-import { createSlots } from '../src/retry/slots.ts';
-import { RETENTION_BATCH, startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/retry/startRetryLoop.ts';
+import type { Deliver } from '../src/workers/retry/delivery.ts';
+import { createRetryMetrics } from '../src/workers/retry/metrics.ts';
+import { createSlots } from '../src/workers/retry/slots.ts';
+import { RETENTION_BATCH, startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/workers/retry/startRetryLoop.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { attemptsOf, setPolicy, silentLogger, statusOf } from './helpers/retry.ts';

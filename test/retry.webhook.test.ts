@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { runRetryPass } from '../src/retry/runRetryPass.ts';
+import { runRetryPass } from '../src/workers/retry/runRetryPass.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { attemptsOf, passDeps, setPolicy, statusOf } from './helpers/retry.ts';

@@ -1,7 +1,7 @@
 // The retry loop as the service runs it: own pool, in-process handlers, /metrics, clean close.
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import type { DeadLetterHandler } from '../src/retry/delivery.ts';
+import type { DeadLetterHandler } from '../src/workers/retry/delivery.ts';
 import { startService } from '../src/service.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';

@@ -4,7 +4,8 @@
 import { buildSchema, parse } from 'graphql';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createSseFanOut, SHAREABLE } from '../src/graphql/sseFanOut.ts';
+import { SHAREABLE } from '../src/live/boundedQueue.ts';
+import { createSseFanOut } from '../src/api/sseFanOut.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { testServer, type GraphQLResponse } from './helpers/graphql.ts';

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { GraphQLServer } from '../src/graphql/server.ts';
+import type { GraphQLServer } from '../src/api/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute } from './helpers/graphql.ts';
 import { tablesDigest, writeServer } from './helpers/writes.ts';

@@ -1,7 +1,7 @@
 import react from '@vitejs/plugin-react';
 import { defineConfig } from 'vite';
 
-// Built by scripts/buildWeb.ts into web/dist, served by the service at / (src/http/console.ts).
+// Built by scripts/buildWeb.ts into web/dist, served by the service at / (src/api/http/console.ts).
 export default defineConfig({
   root: import.meta.dirname,
   plugins: [react()],

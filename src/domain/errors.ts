@@ -1,5 +1,5 @@
 // Expected outcomes of writes. Each class carries the data a client needs to act on it and is
-// registered as a GraphQL error type (src/graphql/writeErrors.ts), so clients switch on __typename.
+// registered as a GraphQL error type (src/api/schema/writeErrors.ts), so clients switch on __typename.
 import type { DeadLetterStatus } from '../generated/prisma/enums.ts';
 
 export type DomainErrorCode = 'NOT_FOUND' | 'CONFLICT' | 'VALIDATION';

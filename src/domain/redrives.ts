@@ -1,5 +1,5 @@
 // Throttled redrives: a large requeue by filter, done in batches at a rate limit by the runner
-// (src/redrive/redriveRunner.ts). States: RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED;
+// (src/workers/redriveRunner.ts). States: RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED;
 // RUNNING → FAILED (batches keep failing) → RUNNING or CANCELLED.
 import type { Db } from '../db/createDb.ts';
 import { countDeadLetterTargets } from '../db/sql/countDeadLetterTargets.ts';

@@ -2,6 +2,7 @@
 // asked for; figures that share a scan share a promise. Counts, the time series, the retry figures
 // and top errors read the rollups when the filter allows (db/sql/rollupPlan.ts).
 import type { Db } from '../db/createDb.ts';
+import { countDeadLettersByStatus, countRolledUpByStatus, type StatusCount } from '../db/sql/countDeadLettersByStatus.ts';
 import { blockedKeysSql, type BlockedKeyRow } from '../db/sql/blockedKeys.ts';
 import { deadLetterRetryStatsSql, rollupRetryStatsSql, type RetryStatsRow } from '../db/sql/deadLetterRetryStats.ts';
 import { deadLetterStatsCountsSql, type StatsCountRow } from '../db/sql/deadLetterStatsCounts.ts';
@@ -9,14 +10,20 @@ import { deadLetterTimeSeriesSql, type TimeBucketRow } from '../db/sql/deadLette
 import { deadLetterTopErrorsSql, type TopErrorRow } from '../db/sql/deadLetterTopErrors.ts';
 import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { intersectRange, rollupPlan, signatureRollupPlan, type RollupPlan } from '../db/sql/rollupPlan.ts';
-import { rollupStatsCountsSql } from '../db/sql/rollupStatsCounts.ts';
+import { rollupContributionsSql, rollupStatsCountsSql } from '../db/sql/rollupStatsCounts.ts';
 import { rollupTimeSeriesSql } from '../db/sql/rollupTimeSeries.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import { queryRows } from '../db/sql/queryRows.ts';
 
-export type { BlockedKeyRow, TimeBucketRow, TopErrorRow };
+export type { BlockedKeyRow, StatusCount, TimeBucketRow, TopErrorRow };
 export type BucketSize = 'HOUR' | 'DAY';
 export const BUCKET_MS: Record<BucketSize, number> = { HOUR: 3_600_000, DAY: 86_400_000 };
+
+/** Dead letters per status among those matching `filter`, from the rollups when the filter allows. */
+export function countByStatus(db: Db, filter: DeadLetterFilter): Promise<StatusCount[]> {
+  const plan = rollupPlan(filter);
+  return plan ? countRolledUpByStatus(db, rollupContributionsSql(plan)) : countDeadLettersByStatus(db, deadLetterWhereSql(filter));
+}
 
 export class Stats {
   #counts?: Promise<StatsCountRow[]>;

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
-import { LOCAL_PRINCIPAL } from '../../src/auth/principal.ts';
+import { LOCAL_PRINCIPAL } from '../../src/api/auth/principal.ts';
 import type { Db } from '../../src/db/createDb.ts';
-import { createGraphQLServer, type GraphQLServer, type GraphQLServerDeps } from '../../src/graphql/server.ts';
+import { createGraphQLServer, type GraphQLServer, type GraphQLServerDeps } from '../../src/api/server.ts';
 
 export interface GraphQLResponse<T = Record<string, unknown>> {
   data?: T | null;

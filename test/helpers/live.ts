@@ -3,13 +3,13 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { LOCAL_PRINCIPAL, type Principal } from '../../src/auth/principal.ts';
+import { LOCAL_PRINCIPAL, type Principal } from '../../src/api/auth/principal.ts';
 import type { Db } from '../../src/db/createDb.ts';
-import { createLivePubSub } from '../../src/events/liveEvents.ts';
-import { createGraphQLServer, type GraphQLServer } from '../../src/graphql/server.ts';
-import { attachGraphQLWebSocket } from '../../src/graphql/webSocket.ts';
-import { createChangeFeed, type ChangeFeed } from '../../src/notify/changeFeed.ts';
-import { createChangeListener, type ChangeListener } from '../../src/notify/changeListener.ts';
+import { createLivePubSub } from '../../src/live/liveEvents.ts';
+import { createGraphQLServer, type GraphQLServer } from '../../src/api/server.ts';
+import { attachGraphQLWebSocket } from '../../src/api/webSocket.ts';
+import { createChangeFeed, type ChangeFeed } from '../../src/live/changeFeed.ts';
+import { createChangeListener, type ChangeListener } from '../../src/live/changeListener.ts';
 
 export interface LiveServer {
   url: string;

@@ -1,8 +1,8 @@
 import { pino } from 'pino';
 import type { Db } from '../../src/db/createDb.ts';
 import type { Prisma } from '../../src/generated/prisma/client.ts';
-import type { RetryPassDeps } from '../../src/retry/runRetryPass.ts';
-import { createWebhookDeliver } from '../../src/retry/webhook.ts';
+import type { RetryPassDeps } from '../../src/workers/retry/runRetryPass.ts';
+import { createWebhookDeliver } from '../../src/workers/retry/webhook.ts';
 
 export const silentLogger = pino({ level: 'silent' });
 

@@ -2,9 +2,9 @@
 // argv[2]: JSON { databaseUrl, workerId, inProcess (no-op handler for 'order.placed'), batchSize, concurrency, leaseSeconds, pollIntervalMs }
 import { pino } from 'pino';
 import { createDb } from '../../src/db/createDb.ts';
-import { createDeliver, type DeadLetterHandler } from '../../src/retry/delivery.ts';
-import { startRetryLoop } from '../../src/retry/startRetryLoop.ts';
-import { createWebhookDeliver } from '../../src/retry/webhook.ts';
+import { createDeliver, type DeadLetterHandler } from '../../src/workers/retry/delivery.ts';
+import { startRetryLoop } from '../../src/workers/retry/startRetryLoop.ts';
+import { createWebhookDeliver } from '../../src/workers/retry/webhook.ts';
 
 const options = JSON.parse(process.argv[2]!) as {
   databaseUrl: string; workerId: string; inProcess: boolean; batchSize: number; concurrency: number; leaseSeconds: number; pollIntervalMs: number;

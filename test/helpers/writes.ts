@@ -1,7 +1,7 @@
-import type { Principal } from '../../src/auth/principal.ts';
+import type { Principal } from '../../src/api/auth/principal.ts';
 import type { DbHandle } from '../../src/db/createDb.ts';
 import type { WriteConfig } from '../../src/domain/writeConfig.ts';
-import type { GraphQLServer } from '../../src/graphql/server.ts';
+import type { GraphQLServer } from '../../src/api/server.ts';
 import { testServer } from './graphql.ts';
 
 export const OPERATOR: Principal = { name: 'ops-alice', role: 'operator' };
