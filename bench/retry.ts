@@ -6,9 +6,12 @@
 // first, to show what it costs every status change (an update that changes indexed columns is
 // never HOT; the error-text indexes live on a side table that status changes never write).
 //
-// Every run drains the same number of jobs four times, each after a fresh seed that is not timed:
+// Every run drains the same number of jobs five times, each after a fresh seed that is not timed:
 //   lazarus          the retry loop (startRetryLoop: batch 100, concurrency 10, pool of 4), whose
 //                    next claim runs alongside the last batch's completion write
+//   lazarus, half fail once   the same loop; every even id fails its first attempt (HTTP 503,
+//                    Retry-After 0, so it is due again at once) and succeeds on its second: a
+//                    redrive into a receiver that is half down. Timed until every event succeeded.
 //   raw SQL          the same writes as plain SQL, overlapped the same way on two connections: the limit
 //   graphile-worker  (devDependency, pinned) schema graphile_worker, concurrency 10, pool of 11,
 //                    prepared statements on, no-op task, with the batching its performance docs
@@ -117,10 +120,12 @@ try {
 
   // The engine as the service runs it: the retry loop, which starts the next pass's claim once the
   // last pass's deliveries have all started (its completion write then runs alongside the claim).
-  const lazarus = async () => {
+  const lazarus = async (halfFailOnce: boolean) => {
     const loop = startRetryLoop({
       db: handle.db, logger, inProcessEventTypes: ['order.placed'],
-      deliver: async () => ({ ok: true as const, statusCode: null, responseBody: null }),
+      deliver: async (event) => halfFailOnce && event.id % 2n === 0n && event.attempts === 1
+        ? { ok: false as const, outcome: 'FAILED' as const, errorMessage: 'HTTP 503', statusCode: 503, responseBody: null, retryAfterMs: 0 }
+        : { ok: true as const, statusCode: null, responseBody: null },
       config: {
         workerId: 'bench', batchSize: BATCH, concurrency: CONCURRENCY, leaseSeconds: 30,
         pollIntervalMs: 50, shutdownTimeoutMs: 10_000, retentionMs: null, retentionIntervalMs: 60_000,
@@ -132,7 +137,7 @@ try {
         loop.events.on('passFailed', reject);
         loop.events.on('passCompleted', (s: RetryPassSummary) => {
           done += s.succeeded;
-          if (s.succeeded !== s.claimed) reject(new Error(`a pass claimed ${s.claimed} and recorded ${s.succeeded} successes: ${JSON.stringify(s)}`));
+          if (s.succeeded + s.retried !== s.claimed) reject(new Error(`a pass claimed ${s.claimed} and recorded ${s.succeeded} successes, ${s.retried} retries: ${JSON.stringify(s)}`));
           else if (done >= EVENTS) resolve();
         });
       });
@@ -241,8 +246,19 @@ try {
     },
   };
 
+  // WAL records written while Lazarus drains, per delivered event (pg_stat_wal is cluster-wide:
+  // anything else writing to this PostgreSQL meanwhile counts too).
+  const walRecords = async () => BigInt((await pool.query<{ n: string }>('select wal_records::text as n from pg_stat_wal')).rows[0]!.n);
+  const walPerEvent: Record<string, number[]> = { lazarus: [], 'lazarus, half fail once': [] };
+  const measuringWal = (label: string, drain: () => Promise<number>) => async () => {
+    const before = await walRecords();
+    const n = await drain();
+    walPerEvent[label]!.push(Number((await walRecords()) - before) / n);
+    return n;
+  };
   const contestants: Contestant[] = [
-    { label: 'lazarus', seed, drain: lazarus },
+    { label: 'lazarus', seed, drain: measuringWal('lazarus', () => lazarus(false)) },
+    { label: 'lazarus, half fail once', seed, drain: measuringWal('lazarus, half fail once', () => lazarus(true)) },
     { label: 'raw', seed, drain: raw },
     graphileWorker,
     pgBoss,
@@ -273,8 +289,10 @@ try {
   const rw = median(results.raw!);
   const gw = median(results['graphile-worker']!);
   const pb = median(results['pg-boss']!);
+  const lf = median(results['lazarus, half fail once']!);
   const rows: Array<[string, number[]]> = [
     ['lazarus', results.lazarus!],
+    ['lazarus, half fail once', results['lazarus, half fail once']!],
     ['raw SQL (the limit)', results.raw!],
     [`graphile-worker ${gwVersion}`, results['graphile-worker']!],
     [`pg-boss ${pbVersion}`, results['pg-boss']!],
@@ -287,6 +305,11 @@ try {
   const verdict = (ratio: number, bar: number) => `${ratio.toFixed(2)} (bar ≥ ${bar.toFixed(2)}: ${ratio >= bar ? 'met' : 'NOT met'})`;
   console.log(`\nlazarus / faster peer (${peerLabel}): ${verdict(lz / peer, 1)}`);
   console.log(`lazarus / raw SQL: ${verdict(lz / rw, 0.8)}`);
+  console.log(`lazarus / pg-boss: ${verdict(lz / pb, 0.6)}`);
+  console.log(`half fail once / all succeed: ${verdict(lf / lz, 0.5)}`);
+  for (const [label, xs] of Object.entries(walPerEvent)) {
+    console.log(`WAL records per delivered event, ${label}: ${median(xs).toFixed(1)} (per run ${xs.map((x) => x.toFixed(1)).join(', ')}; bar ≤ 20)`);
+  }
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error('bench cleanup failed:', error));
   await dropDatabase(adminUrl, name);

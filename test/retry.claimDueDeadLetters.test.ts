@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createDb } from '../src/db/createDb.ts';
 import { claimDueDeadLetters, MERGE_TYPE_LIMIT } from '../src/db/sql/claimDueDeadLetters.ts';
 import { completeDelivery } from '../src/db/sql/completeDelivery.ts';
-import { failDelivery } from '../src/db/sql/failDelivery.ts';
+import { failDeliveries, failDelivery } from '../src/db/sql/failDelivery.ts';
 import { renewLeases } from '../src/db/sql/renewLeases.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
@@ -53,6 +53,31 @@ describe('claimDueDeadLetters', () => {
       { attemptNumber: 1, outcome: 'LEASE_LOST', statusCode: null, workerId: 'worker-a', errorMessage: 'lease expired before the attempt finished' },
       { attemptNumber: 2, outcome: 'SUCCEEDED', statusCode: 200, workerId: 'worker-b', errorMessage: null },
     ]);
+  });
+
+  it('records a batch of failures in one statement, each fenced by its own lease and ended by its own limits', async () => {
+    const retried = await insertDeadLetter(t.db);
+    const permanent = await insertDeadLetter(t.db);
+    const lastAttempt = await insertDeadLetter(t.db, { maxAttempts: 1 });
+    const stolen = await insertDeadLetter(t.db);
+    const claims = new Map((await claimAs('worker-a')).map((c) => [c.id, c]));
+    await t.db.$executeRaw`update dead_letters set lease_token = gen_random_uuid() where id = ${stolen.id}`;
+    const failure = (id: bigint, isPermanent = false) => ({
+      ...attempt, statusCode: 503, id, leaseToken: claims.get(id)!.leaseToken, outcome: isPermanent ? 'PERMANENT_FAILURE' as const : 'FAILED' as const,
+      errorMessage: `failed ${id}`, isPermanent, delayMs: 60_000, policyMaxAttempts: 10,
+    });
+
+    const written = await failDeliveries(t.db, [failure(retried.id), failure(permanent.id, true), failure(lastAttempt.id), failure(stolen.id)]);
+
+    expect([...written].sort(([a], [b]) => Number(a - b))).toEqual([[retried.id, 'PENDING'], [permanent.id, 'EXHAUSTED'], [lastAttempt.id, 'EXHAUSTED']]);
+    expect(await statusOf(t.db, retried.id)).toMatchObject({ status: 'PENDING', attempts: 1 });
+    expect(await statusOf(t.db, stolen.id)).toMatchObject({ status: 'PROCESSING' });
+    expect(await attemptsOf(t.db, permanent.id)).toEqual([
+      { attemptNumber: 1, outcome: 'PERMANENT_FAILURE', statusCode: 503, workerId: 'worker-a', errorMessage: `failed ${permanent.id}` },
+    ]);
+    expect(await attemptsOf(t.db, stolen.id)).toEqual([]);
+    const due = await t.db.$queryRaw<{ later: boolean }[]>`select next_attempt_at > now() + interval '50 seconds' as later from dead_letters where id = ${retried.id}`;
+    expect(due).toEqual([{ later: true }]);
   });
 
   it('ends a poison event EXHAUSTED when its last attempt’s lease expires, instead of claiming it again', async () => {

@@ -1,4 +1,5 @@
-import type { Db } from '../createDb.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import { queryPg, type Db } from '../createDb.ts';
 import type { AttemptRecord } from './completeDelivery.ts';
 
 export interface FailureRecord extends AttemptRecord {
@@ -15,26 +16,44 @@ export interface FailureRecord extends AttemptRecord {
 export type FailureResult = 'PENDING' | 'EXHAUSTED' | 'LEASE_LOST';
 
 /**
- * Records a failed attempt and moves the event back to PENDING at now() + delay, or to
- * EXHAUSTED when it is out of attempts or the failure is permanent. Fenced by the lease token;
- * 'LEASE_LOST' means another worker owns the event now and nothing was written.
+ * Records failed attempts, in one statement, as completeDeliveries records successes: each event
+ * goes back to PENDING at now() + its delay, or to EXHAUSTED when it is out of attempts or the
+ * failure is permanent. Fenced by each lease token: an id missing from the result had lost its
+ * lease (another worker owns the event now) and nothing was written for it.
  */
-export async function failDelivery(db: Db, f: FailureRecord): Promise<FailureResult> {
-  const rows = await db.$queryRaw<{ status: 'PENDING' | 'EXHAUSTED' }[]>`
-    with failed as (
+export async function failDeliveries(db: Db, records: readonly FailureRecord[]): Promise<Map<bigint, 'PENDING' | 'EXHAUSTED'>> {
+  if (records.length === 0) return new Map();
+  const column = <T>(pick: (r: FailureRecord) => T) => records.map(pick);
+  const rows = await queryPg<{ id: string; status: 'PENDING' | 'EXHAUSTED' }>(db, Prisma.sql`
+    with input as (
+      select * from unnest(${column((r) => r.id)}::bigint[], ${column((r) => r.leaseToken)}::uuid[],
+                           ${column((r) => r.workerId)}::text[], ${column((r) => r.durationMs)}::int[],
+                           ${column((r) => r.statusCode)}::int[], ${column((r) => r.responseBody)}::text[],
+                           ${column((r) => r.outcome)}::text[], ${column((r) => r.errorMessage)}::text[],
+                           ${column((r) => r.isPermanent)}::boolean[], ${column((r) => r.delayMs)}::bigint[],
+                           ${column((r) => r.policyMaxAttempts)}::int[])
+               as i(id, token, worker_id, duration_ms, status_code, response_body, outcome, error_message,
+                    is_permanent, delay_ms, policy_max_attempts)),
+    failed as (
       update dead_letters d
-         set status = case when ${f.isPermanent}::boolean or d.attempts >= coalesce(d.max_attempts, ${f.policyMaxAttempts}::int)
+         set status = case when i.is_permanent or d.attempts >= coalesce(d.max_attempts, i.policy_max_attempts)
                            then 'EXHAUSTED' else 'PENDING' end::"DeadLetterStatus",
-             next_attempt_at = case when ${f.isPermanent}::boolean or d.attempts >= coalesce(d.max_attempts, ${f.policyMaxAttempts}::int)
-                           then null else now() + ${f.delayMs}::bigint * interval '1 millisecond' end,
+             next_attempt_at = case when i.is_permanent or d.attempts >= coalesce(d.max_attempts, i.policy_max_attempts)
+                           then null else now() + i.delay_ms * interval '1 millisecond' end,
              lease_owner = null, lease_token = null, lease_expires_at = null
-       where d.id = ${f.id}::bigint and d.lease_token = ${f.leaseToken}::uuid and d.status = 'PROCESSING'
+        from input i
+       where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING'
       returning d.id, d.attempts, d.status),
     attempt as (
       insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, duration_ms, outcome, status_code, error_message, response_body)
-      select id, attempts, ${f.workerId}::text, now() - ${f.durationMs}::int * interval '1 millisecond',
-             ${f.durationMs}::int, ${f.outcome}::"AttemptOutcome", ${f.statusCode}::int, ${f.errorMessage}::text, ${f.responseBody}::text
-        from failed)
-    select status::text as status from failed`;
-  return rows[0]?.status ?? 'LEASE_LOST';
+      select failed.id, failed.attempts, i.worker_id, now() - i.duration_ms * interval '1 millisecond',
+             i.duration_ms, i.outcome::"AttemptOutcome", i.status_code, i.error_message, i.response_body
+        from failed join input i on i.id = failed.id)
+    select id, status::text as status from failed`, 'fail_deliveries');
+  return new Map(rows.map((r) => [BigInt(r.id), r.status]));
+}
+
+/** One event's failure: its new status, or 'LEASE_LOST' (nothing written). */
+export async function failDelivery(db: Db, record: FailureRecord): Promise<FailureResult> {
+  return (await failDeliveries(db, [record])).get(record.id) ?? 'LEASE_LOST';
 }

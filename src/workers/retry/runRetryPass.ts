@@ -1,8 +1,9 @@
 // One pass: claim a batch → deliver it with at most `concurrency` in flight (counted across the
 // passes that share `slots`) → record each outcome under the lease's fencing token. Leases of the
 // batch are renewed while it runs.
-// Failures are written one by one; successes are buffered and written together (one statement
-// per batch or every 50 ms), and keep their lease renewed until written.
+// Outcomes are buffered and written together (one statement for the successes and one for the
+// failures, per batch or every 50 ms), and keep their lease renewed until written: a redrive into
+// a receiver that is half down drains its failures as fast as its successes.
 //
 // Per event: CLAIMED (attempt charged) → DELIVERING → recorded SUCCEEDED | PENDING | EXHAUSTED,
 // or LOST (renewal or the fenced write found another token: nothing written, counted), or
@@ -13,7 +14,7 @@
 import type { Db } from '../../db/createDb.ts';
 import { claimDueDeadLetters, type ClaimedDeadLetter } from '../../db/sql/claimDueDeadLetters.ts';
 import { completeDeliveries, type AttemptRecord } from '../../db/sql/completeDelivery.ts';
-import { failDelivery } from '../../db/sql/failDelivery.ts';
+import { failDeliveries, type FailureRecord } from '../../db/sql/failDelivery.ts';
 import { releaseLeases } from '../../db/sql/releaseLeases.ts';
 import { renewLeases } from '../../db/sql/renewLeases.ts';
 import { nextAttemptDelayMs } from '../../domain/retryPolicy.ts';
@@ -63,11 +64,16 @@ export interface RetryPassSummary {
 }
 
 const NEVER = new AbortController().signal;
-/** Successes are written in batches: one statement per `batchSize` of them, or per flush interval. */
-const COMPLETION_FLUSH_MS = 50;
+/** Outcomes are written in batches: one statement per `batchSize` of them, or per flush interval. */
+const OUTCOME_FLUSH_MS = 50;
 
 interface Completion {
   record: AttemptRecord;
+  eventType: string;
+}
+
+interface Failure {
+  record: FailureRecord;
   eventType: string;
 }
 
@@ -106,9 +112,10 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
     }
   }
 
-  // Flushed successes leave `held` only once written, so renewal keeps covering them meanwhile.
+  // Flushed outcomes leave `held` only once written, so renewal keeps covering them meanwhile.
   const completions: Completion[] = [];
-  const flush = async () => {
+  const failures: Failure[] = [];
+  const flushCompletions = async () => {
     const batch = completions.splice(0);
     if (batch.length === 0) return;
     try {
@@ -128,7 +135,28 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
       logger.error({ err: error, count: batch.length }, 'recording successful deliveries failed; their leases will expire');
     }
   };
-  const flusher = setInterval(() => void flush(), COMPLETION_FLUSH_MS);
+  const flushFailures = async () => {
+    const batch = failures.splice(0);
+    if (batch.length === 0) return;
+    try {
+      const written = await inTurn(() => failDeliveries(db, batch.map((f) => f.record)));
+      for (const { record, eventType } of batch) {
+        held.delete(record.id);
+        const status = written.get(record.id);
+        if (status === 'PENDING') {
+          summary.retried += 1;
+          deps.onRetryScheduled?.(record.delayMs);
+        } else if (status === 'EXHAUSTED') summary.exhausted += 1;
+        deps.metrics?.observeAttempt(eventType, status ? record.outcome : lost(deps, summary), record.durationMs);
+      }
+    } catch (error) {
+      for (const f of batch) held.delete(f.record.id);
+      summary.recordFailed += batch.length;
+      logger.error({ err: error, count: batch.length }, 'recording failed deliveries failed; their leases will expire');
+    }
+  };
+  const flush = () => Promise.all([flushCompletions(), flushFailures()]);
+  const flusher = setInterval(() => void flush(), OUTCOME_FLUSH_MS);
 
   const queue = [...claimed];
   const slots = deps.slots ?? createSlots(config.concurrency);
@@ -154,14 +182,9 @@ export async function runRetryPass(deps: RetryPassDeps): Promise<RetryPassSummar
       lost(deps, summary);
       return;
     }
-    if (result.ok) {
-      completions.push({ record: attemptRecord(deps, event, result), eventType: event.eventType });
-      if (completions.length >= config.batchSize) await flush();
-      return;
-    }
-    held.delete(event.id);
-    const outcome = await recordFailure(deps, event, policy, result, summary);
-    deps.metrics?.observeAttempt(event.eventType, outcome, (result as { durationMs?: number }).durationMs ?? 0);
+    if (result.ok) completions.push({ record: attemptRecord(deps, event, result), eventType: event.eventType });
+    else failures.push({ record: failureRecord(deps, event, policy, result), eventType: event.eventType });
+    if (completions.length + failures.length >= config.batchSize) await flush();
   }
   try {
     await Promise.all(Array.from({ length: Math.min(config.concurrency, claimed.length) }, worker));
@@ -225,28 +248,12 @@ function attemptRecord(deps: RetryPassDeps, event: ClaimedDeadLetter, result: De
   };
 }
 
-/** Writes a failure under the lease; returns the attempt outcome for metrics. */
-async function recordFailure(
-  deps: RetryPassDeps, event: ClaimedDeadLetter, policy: RetryPolicy, result: Extract<DeliveryResult, { ok: false }>, summary: RetryPassSummary,
-): Promise<string> {
-  try {
-    const delayMs = result.retryAfterMs ?? nextAttemptDelayMs(policy, event.attempts, deps.random ?? Math.random);
-    const outcome = await failDelivery(deps.db, {
-      ...attemptRecord(deps, event, result), outcome: result.outcome, errorMessage: result.errorMessage, delayMs,
-      isPermanent: result.outcome === 'PERMANENT_FAILURE', policyMaxAttempts: policy.maxAttempts,
-    });
-    if (outcome === 'PENDING') {
-      summary.retried += 1;
-      deps.onRetryScheduled?.(delayMs);
-    }
-    else if (outcome === 'EXHAUSTED') summary.exhausted += 1;
-    else return lost(deps, summary);
-    return result.outcome;
-  } catch (error) {
-    summary.recordFailed += 1;
-    deps.logger.error({ err: error, deadLetterId: event.id.toString() }, 'recording a delivery outcome failed; the lease will expire');
-    return 'RECORD_FAILED';
-  }
+function failureRecord(deps: RetryPassDeps, event: ClaimedDeadLetter, policy: RetryPolicy, result: Extract<DeliveryResult, { ok: false }>): FailureRecord {
+  return {
+    ...attemptRecord(deps, event, result), outcome: result.outcome, errorMessage: result.errorMessage,
+    delayMs: result.retryAfterMs ?? nextAttemptDelayMs(policy, event.attempts, deps.random ?? Math.random),
+    isPermanent: result.outcome === 'PERMANENT_FAILURE', policyMaxAttempts: policy.maxAttempts,
+  };
 }
 
 function lost(deps: RetryPassDeps, summary: RetryPassSummary): string {
