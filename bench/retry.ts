@@ -37,6 +37,7 @@ import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import type { RetryPassSummary } from '../src/workers/retry/runRetryPass.ts';
 import { startRetryLoop } from '../src/workers/retry/startRetryLoop.ts';
 import { BATCH, completeSql, drainRaw, WIDE_CLAIM } from './rawDrain.ts';
+import { seedDueEvents } from './seedDueEvents.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -106,17 +107,7 @@ try {
   pool.on('error', () => {});
   cleanups.push(() => pool.end());
 
-  const seed = async () => {
-    await pool.query('truncate dead_letters, delivery_attempts restart identity');
-    await pool.query(`
-      insert into dead_letters (event_type, payload, error_message, error_stack)
-      select 'order.placed',
-             jsonb_build_object('orderId', g, 'customer', 'c-' || g, 'lines', (select jsonb_agg(jsonb_build_object('sku', 'SKU-' || i, 'qty', i, 'note', repeat('x', 40))) from generate_series(1, 12) i)),
-             'HTTP 503 from inventory-service',
-             repeat('    at processOrder (/app/src/consumers/orders.ts:123:45)' || chr(10), 36)
-        from generate_series(1, $1::int) g`, [EVENTS]);
-    await pool.query('vacuum analyze dead_letters');
-  };
+  const seed = () => seedDueEvents(pool, EVENTS);
 
   // The engine as the service runs it: the retry loop, which starts the next pass's claim once the
   // last pass's deliveries have all started (its completion write then runs alongside the claim).
