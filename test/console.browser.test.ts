@@ -132,6 +132,56 @@ describe('console', () => {
     expect(await statusOf(other.id)).toBe('EXHAUSTED');
   });
 
+  it('transforms every matching payload: patch, preview with counts and diffs, apply, then undo restores them exactly', async () => {
+    await sql(`insert into dead_letters (event_type, payload, error_message, status)
+      select 'payment.failed', jsonb_build_object('n', g, 'currency', case when g = 4 then 'EUR' else 'usd' end, 'amount', (g || '.50')::numeric),
+             'currency not supported', 'EXHAUSTED' from generate_series(1, 4) g`);
+    await insertDeadLetter(t.db, { eventType: 'order.placed', status: 'EXHAUSTED', payload: { currency: 'usd' } });
+    const payloads = async () => (await sql(`select string_agg(id || '=' || payload::text, ' ' order by id) as s from dead_letters`)).rows[0].s as string;
+    const start = await payloads();
+    const page = await open('/failures?type=payment.failed');
+    await page.getByTestId('matching').getByText('4 matching').waitFor();
+    await page.getByRole('button', { name: /Act on all 4 matching/ }).click();
+    await page.getByLabel('Transform payloads').check();
+    const editor = page.getByTestId('patch-editor').locator('.cm-content');
+    await editor.waitFor();
+    const typePatch = async (text: string) => {
+      await editor.click();
+      await page.keyboard.press('Control+A');
+      await page.keyboard.insertText(text);
+    };
+
+    // A patch that does not apply: the failures by reason, and no way to apply it.
+    await typePatch('[{"op": "remove", "path": "/legacy"}]');
+    await page.getByRole('button', { name: 'Preview transform' }).click();
+    await page.getByTestId('transform-failures').getByText('4: operation 0 (remove /legacy): nothing at /legacy').waitFor();
+    expect(await page.getByRole('button', { name: /Apply to/ }).isDisabled()).toBe(true);
+
+    await typePatch('[{"op": "replace", "path": "/currency", "value": "EUR"}]');
+    await page.getByRole('button', { name: 'Preview transform' }).click();
+    const preview = page.getByTestId('transform-preview');
+    await preview.getByText(/Of 4 matching/).waitFor();
+    expect(await preview.innerText()).toMatch(/Of 4 matching: 3 change, 1 stay the same, 0 the patch does not apply to/);
+    expect(await page.getByTestId('transform-sample').count()).toBe(3);
+    expect(await page.getByTestId('transform-sample').first().innerText()).toMatch(/replace\s+\/currency\s+→\s+"EUR"/);
+    await page.getByTestId('transform-sample').first().locator('.cm-mergeView').waitFor();
+    await screenshot(page, 'bulk-transform');
+    expect(await axeViolations(page)).toEqual([]);
+    expect(await payloads()).toBe(start);
+
+    await page.getByLabel('Reason').fill('psp now takes EUR only');
+    await page.getByRole('button', { name: 'Apply to 3' }).click();
+    await page.getByTestId('transform-done').getByText(/applied: 3 payloads changed/).waitFor();
+    const currencies = await sql(`select payload->>'currency' as c from dead_letters where event_type = 'payment.failed' order by id`);
+    expect(currencies.rows.map((r) => r.c)).toEqual(['EUR', 'EUR', 'EUR', 'EUR']);
+
+    await page.getByRole('button', { name: /Undo transform \d+/ }).click();
+    await page.getByTestId('transform-undone').getByText(/3 payloads restored/).waitFor();
+    expect(await payloads()).toBe(start);
+    const history = await sql(`select action, count(*)::int as n from dead_letter_actions where transform_id is not null group by action order by action`);
+    expect(history.rows).toEqual([{ action: 'PAYLOAD_TRANSFORMED', n: 3 }, { action: 'TRANSFORM_UNDONE', n: 3 }]);
+  });
+
   it('follows a redrive on screen until it is COMPLETED', async () => {
     await sql(`insert into dead_letters (event_type, error_message, status) select 'sync.push', 'timeout ' || g, 'EXHAUSTED' from generate_series(1, 30) g`);
     const page = await open('/failures?type=sync.push');

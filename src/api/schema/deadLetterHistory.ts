@@ -16,9 +16,14 @@ export const DeadLetterActionRef = builder.prismaObject('DeadLetterAction', {
     action: t.expose('action', { type: ActionKindEnum }),
     actor: t.exposeString('actor'),
     reason: t.exposeString('reason', { nullable: true }),
-    before: t.expose('before', { type: 'JSON', nullable: true, description: 'For PAYLOAD_EDITED: `{ payload, status }` before the edit (restore `before.payload` to undo it); for DELETED: the deleted row.' }),
-    after: t.expose('after', { type: 'JSON', nullable: true, description: 'For PAYLOAD_EDITED: `{ payload, status }` after the edit.' }),
+    before: t.expose('before', { type: 'JSON', nullable: true, description: 'For PAYLOAD_EDITED, PAYLOAD_TRANSFORMED and TRANSFORM_UNDONE: `{ payload, status }` before the change (restore `before.payload` to undo an edit); for DELETED: the deleted row.' }),
+    after: t.expose('after', { type: 'JSON', nullable: true, description: 'For PAYLOAD_EDITED, PAYLOAD_TRANSFORMED and TRANSFORM_UNDONE: `{ payload, status }` after the change.' }),
     redriveId: t.id({ nullable: true, resolve: (a) => a.redriveId?.toString() ?? null }),
+    transformId: t.id({
+      nullable: true,
+      description: 'For PAYLOAD_TRANSFORMED and TRANSFORM_UNDONE: the transform (see `transform(id)`).',
+      resolve: (a) => a.transformId?.toString() ?? null,
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
   }),
 });

@@ -9,6 +9,7 @@ import './deadLetterHistory.ts';
 import './deadLetterStats.ts';
 import './subscriptions.ts';
 import './retryPolicy.ts';
+import './transform.ts';
 import './viewer.ts';
 
 export const schema: GraphQLSchema = builder.toSchema();

@@ -1,10 +1,13 @@
 // Bulk actions on every dead letter matching the filter: a dry run first (how many, a sample, what is
 // not eligible and why), then a confirmation. A large requeue becomes a throttled redrive, followed live.
-import { useEffect, useState, type FormEvent } from 'react';
+// "Transform payloads" patches every matching payload (TransformPayloads.tsx, loaded when chosen).
+import { lazy, Suspense, useEffect, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import type { DeadLetterFilter } from '../filters.ts';
 import { graphql } from '../graphql.ts';
-import { ErrorNote, fmt, mutationProblem, needs, StatusBadge, useCan, useSession, type Role } from '../ui.tsx';
+import { ErrorNote, fmt, Loading, mutationProblem, needs, StatusBadge, useCan, useSession, type Role } from '../ui.tsx';
+
+const TransformPayloads = lazy(() => import('./TransformPayloads.tsx'));
 
 const Requeue = graphql(`
   mutation BulkRequeue($input: RequeueDeadLettersInput!) {
@@ -60,7 +63,7 @@ interface Preview {
 export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterFilter; matching: { count: number; exact: boolean } | null; onClose: (changed: boolean) => void }) {
   const { api } = useSession();
   const navigate = useNavigate();
-  const [action, setAction] = useState<Action>('requeue');
+  const [action, setAction] = useState<Action | 'transform'>('requeue');
   const [reason, setReason] = useState('');
   const [force, setForce] = useState(false);
   const [resetAttempts, setResetAttempts] = useState(false);
@@ -69,11 +72,11 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState<string | null>(null);
-  const allowed = useCan(ACTIONS[action].role);
+  const allowed = useCan(action === 'transform' ? 'OPERATOR' : ACTIONS[action].role);
 
   useEffect(() => setPreview(null), [action, force]);
 
-  const run = async (dryRun: boolean) => {
+  const run = async (action: Action, dryRun: boolean) => {
     const base = { filter, dryRun, reason: reason.trim() || undefined };
     switch (action) {
       case 'requeue': {
@@ -93,10 +96,11 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
   };
 
   const dryRun = async () => {
+    if (action === 'transform') return;
     setBusy(true);
     setError(null);
     try {
-      const r = await run(true);
+      const r = await run(action, true);
       if (r.error) return setError(r.error);
       const b = await api.urql.query(Breakdown, { filter, sample: { ids: r.ids.slice(0, 5) } }).toPromise();
       if (b.error || !b.data) return setError(b.error);
@@ -111,10 +115,11 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
 
   const confirm = async (event: FormEvent) => {
     event.preventDefault();
+    if (action === 'transform') return;
     setBusy(true);
     setError(null);
     try {
-      const r = await run(false);
+      const r = await run(action, false);
       if (r.error) return setError(r.error);
       if (r.redrive) return navigate(`/redrives/${r.redrive}`);
       setDone(`${ACTIONS[action].label}: ${fmt(r.count)} dead letters changed.`);
@@ -141,7 +146,20 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
                   <input type="radio" name="action" value={a} checked={action === a} onChange={() => setAction(a)} /> {ACTIONS[a].label}
                 </label>
               ))}
+              <label className="check">
+                <input type="radio" name="action" value="transform" checked={action === 'transform'} onChange={() => setAction('transform')} /> Transform payloads
+              </label>
             </fieldset>
+            {action === 'transform' ? (
+              allowed ? (
+                <Suspense fallback={<Loading what="patch editor" />}>
+                  <TransformPayloads filter={filter} onClose={onClose} />
+                </Suspense>
+              ) : (
+                <p className="muted">{needs('OPERATOR')}</p>
+              )
+            ) : (
+            <>
             {action === 'requeue' ? (
               <fieldset>
                 <legend>Requeue options</legend>
@@ -180,6 +198,8 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
               </button>
               <button type="button" onClick={() => onClose(false)}>Cancel</button>
             </div>
+            </>
+            )}
           </>
         )}
       </form>

@@ -1,0 +1,213 @@
+// Payload transforms: previewTransform, applyTransform, undoTransform, and the recorded transforms.
+import type { Principal } from '../auth/principal.ts';
+import { ConflictError, ValidationError } from '../../domain/errors.ts';
+import { InvalidPatchError, MAX_PATCH_OPERATIONS, parsePayloadPatch, type PayloadPatch } from '../../domain/payloadPatch.ts';
+import {
+  applyTransform,
+  FAILURE_ID_SAMPLE,
+  MAX_PREVIEW_SAMPLE,
+  MAX_TRANSFORM_EVENTS,
+  previewTransform,
+  TransformNotApplicableError,
+  TransformNotFoundError,
+  undoTransform,
+  type TransformFailure,
+  type TransformPreview,
+  type UndoResult,
+} from '../../domain/payloadTransforms.ts';
+import { PatchKind, TransformStatus } from '../../generated/prisma/enums.ts';
+import { builder, type GraphQLContext } from './builder.ts';
+import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
+import { badUserInput } from './errors.ts';
+import { parseId } from './ids.ts';
+import { MutationErrorRef } from './writeErrors.ts';
+
+const MAX_TRANSFORMS_LISTED = 100;
+
+const TransformStatusEnum = builder.enumType(TransformStatus, { name: 'TransformStatus', description: 'APPLIED → UNDONE (once).' });
+const PatchKindEnum = builder.enumType(PatchKind, { name: 'PatchKind', description: 'JSON_PATCH is RFC 6902; MERGE_PATCH is RFC 7396.' });
+
+const TransformFailureRef = builder.objectRef<TransformFailure>('TransformFailure').implement({
+  description: 'Events the patch does not apply to, for one reason.',
+  fields: (t) => ({
+    reason: t.exposeString('reason', { description: 'E.g. `operation 0 (remove /legacy): nothing at /legacy`, or which payload CHECK the result would break.' }),
+    count: t.exposeInt('count'),
+    ids: t.idList({ description: `The first ${FAILURE_ID_SAMPLE} of those events, ascending.`, resolve: (f) => f.ids.map(String) }),
+  }),
+});
+
+builder.objectType(TransformNotFoundError, {
+  name: 'TransformNotFoundError',
+  description: 'No transform with this id (code NOT_FOUND).',
+  interfaces: [MutationErrorRef],
+  isTypeOf: (e) => e instanceof TransformNotFoundError,
+  fields: (t) => ({ id: t.id({ resolve: (e) => e.id.toString() }) }),
+});
+
+builder.objectType(TransformNotApplicableError, {
+  name: 'TransformNotApplicableError',
+  description: 'The patch does not apply to some selected events, or a result would break the payload CHECKs; nothing was changed (code VALIDATION).',
+  interfaces: [MutationErrorRef],
+  isTypeOf: (e) => e instanceof TransformNotApplicableError,
+  fields: (t) => ({
+    failed: t.exposeInt('failed'),
+    failures: t.field({ type: [TransformFailureRef], resolve: (e) => e.failures }),
+  }),
+});
+
+const TransformPreviewRef = builder.objectRef<TransformPreview>('TransformPreview').implement({
+  description: 'What a transform would do now, read from one snapshot. matched = changed + unchanged + failed.',
+  fields: (t) => ({
+    matched: t.exposeInt('matched', { description: 'Events the filter selects (PROCESSING events are never transformed).' }),
+    changed: t.exposeInt('changed', { description: 'Events whose payload the patch changes.' }),
+    unchanged: t.exposeInt('unchanged', { description: 'Events the patch applies to without changing anything.' }),
+    failed: t.exposeInt('failed', { description: 'Events the patch does not apply to (see failures).' }),
+    failures: t.field({ type: [TransformFailureRef], description: 'Failed events grouped by reason, most frequent first.', resolve: (p) => p.failures }),
+    samples: t.field({
+      type: [builder.objectRef<TransformPreview['samples'][number]>('TransformSample').implement({
+        description: 'One changed event: its payload before and after.',
+        fields: (s) => ({
+          id: s.id({ resolve: (x) => x.id.toString() }),
+          before: s.expose('before', { type: 'JSON' }),
+          after: s.expose('after', { type: 'JSON' }),
+        }),
+      })],
+      description: 'The first changed events, ascending by id.',
+      resolve: (p) => p.samples,
+    }),
+  }),
+});
+
+builder.prismaObject('Transform', {
+  description: 'A payload transform: one patch applied to every event a filter selected, undoable once.',
+  fields: (t) => ({
+    id: t.id({ resolve: (x) => x.id.toString() }),
+    status: t.expose('status', { type: TransformStatusEnum }),
+    kind: t.expose('kind', { type: PatchKindEnum }),
+    patch: t.expose('patch', { type: 'JSON', description: 'The patch document as given.' }),
+    filter: t.expose('filter', { type: 'JSON', description: 'The filter as given.' }),
+    requeue: t.exposeBoolean('requeue'),
+    reason: t.exposeString('reason', { nullable: true }),
+    createdBy: t.exposeString('createdBy'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    matched: t.exposeInt('matched'),
+    changed: t.exposeInt('changed'),
+    unchanged: t.exposeInt('unchanged'),
+    failed: t.exposeInt('failed', { description: 'Events left as they were because the patch did not apply (skipFailing only).' }),
+    undoneAt: t.expose('undoneAt', { type: 'DateTime', nullable: true }),
+    undoneBy: t.exposeString('undoneBy', { nullable: true }),
+    undoReason: t.exposeString('undoReason', { nullable: true }),
+    restored: t.exposeInt('restored', { description: 'Payloads the undo put back.' }),
+    keptEdited: t.exposeInt('keptEdited', { description: 'Events the undo left alone because their payload was edited after the transform.' }),
+    keptMissing: t.exposeInt('keptMissing', { description: 'Events the undo could not restore because they were deleted.' }),
+  }),
+});
+
+const UndoTransformResultRef = builder.objectRef<UndoResult>('UndoTransformResult').implement({
+  description: 'What an undo restored, and what it left alone.',
+  fields: (t) => ({
+    transform: t.prismaField({ type: 'Transform', resolve: (query, r, _a, ctx) => ctx.db.transform.findUniqueOrThrow({ ...query, where: { id: r.transformId } }) }),
+    restored: t.exposeInt('restored'),
+    edited: t.exposeInt('edited', { description: 'Events left alone: their payload changed after the transform.' }),
+    editedIds: t.idList({ description: 'The first 100 of those, ascending.', resolve: (r) => r.editedIds.map(String) }),
+    missing: t.exposeInt('missing', { description: 'Events deleted since the transform.' }),
+    missingIds: t.idList({ resolve: (r) => r.missingIds.map(String) }),
+  }),
+});
+
+const patchFields = (t: Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0]) => ({
+  filter: t.field({ type: DeadLetterFilterInput, required: true, description: 'The events to transform (a group: `{ groupId }`). Must set at least one field.' }),
+  patch: t.field({ type: 'JSON', description: `A JSON Patch (RFC 6902): a list of at most ${MAX_PATCH_OPERATIONS} operations. Exactly one of patch and mergePatch.` }),
+  mergePatch: t.field({ type: 'JSON', description: 'A JSON Merge Patch (RFC 7396): null deletes a key.' }),
+});
+
+const PreviewTransformInput = builder.inputType('PreviewTransformInput', {
+  fields: (t) => ({
+    ...patchFields(t),
+    sample: t.int({ defaultValue: 5, description: `How many before/after pairs to return, 0 to ${MAX_PREVIEW_SAMPLE}.` }),
+  }),
+});
+
+const ApplyTransformInput = builder.inputType('ApplyTransformInput', {
+  description: `Applies to at most ${MAX_TRANSFORM_EVENTS} events, in one transaction.`,
+  fields: (t) => ({
+    ...patchFields(t),
+    reason: t.string(),
+    requeue: t.boolean({ defaultValue: false, description: 'Also make changed PENDING and EXHAUSTED events due now.' }),
+    skipFailing: t.boolean({ defaultValue: false, description: 'Change the events the patch applies to and leave the rest. By default one failure changes nothing. A result that would break the payload CHECKs always changes nothing.' }),
+  }),
+});
+
+const UndoTransformInput = builder.inputType('UndoTransformInput', {
+  fields: (t) => ({ id: t.id({ required: true }), reason: t.string() }),
+});
+
+/** The patch document, or BAD_USER_INPUT naming the field and the operation index. */
+function parsePatchArg(input: { patch?: unknown; mergePatch?: unknown }): PayloadPatch {
+  try {
+    return parsePayloadPatch(input);
+  } catch (error) {
+    if (error instanceof InvalidPatchError) throw badUserInput(error.message, { field: error.field, index: error.index });
+    throw error;
+  }
+}
+
+const actor = (ctx: GraphQLContext): string => (ctx.principal as Principal).name;
+
+builder.queryFields((t) => ({
+  previewTransform: t.field({
+    type: TransformPreviewRef,
+    authScopes: { viewer: true },
+    description: 'What applyTransform would do with the same input: exact counts, failures by reason, and before/after samples. Writes nothing.',
+    args: { input: t.arg({ type: PreviewTransformInput, required: true }) },
+    errors: { types: [ValidationError], directResult: true },
+    resolve: (_root, { input }, ctx) =>
+      previewTransform(ctx.db, { filter: parseDeadLetterFilter(input.filter), patch: parsePatchArg(input), sample: input.sample ?? 5 }),
+  }),
+  transform: t.prismaField({
+    type: 'Transform',
+    nullable: true,
+    authScopes: { viewer: true },
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, { id }, ctx) => ctx.db.transform.findUnique({ ...query, where: { id: parseId(id) } }),
+  }),
+  transforms: t.prismaField({
+    type: ['Transform'],
+    authScopes: { viewer: true },
+    description: `Recorded transforms, newest first (at most ${MAX_TRANSFORMS_LISTED}).`,
+    args: { first: t.arg.int({ defaultValue: 20 }) },
+    resolve: (query, _root, { first }, ctx) => {
+      const take = first ?? 20;
+      if (take < 1 || take > MAX_TRANSFORMS_LISTED) throw badUserInput(`first must be from 1 to ${MAX_TRANSFORMS_LISTED}`, { field: 'first' });
+      return ctx.db.transform.findMany({ ...query, orderBy: { id: 'desc' }, take });
+    },
+  }),
+}));
+
+builder.mutationFields((t) => ({
+  applyTransform: t.prismaField({
+    type: 'Transform',
+    authScopes: { operator: true },
+    description: 'Applies a patch to every selected event’s payload as one recorded transform (all or nothing by default). Each changed event gets a PAYLOAD_TRANSFORMED history entry.',
+    args: { input: t.arg({ type: ApplyTransformInput, required: true }) },
+    errors: { types: [ValidationError, TransformNotApplicableError], directResult: true },
+    resolve: async (query, _root, { input }, ctx) => {
+      const id = await applyTransform(ctx.db, actor(ctx), {
+        filter: parseDeadLetterFilter(input.filter),
+        patch: parsePatchArg(input),
+        reason: input.reason ?? null,
+        requeue: input.requeue ?? false,
+        skipFailing: input.skipFailing ?? false,
+      });
+      return ctx.db.transform.findUniqueOrThrow({ ...query, where: { id } });
+    },
+  }),
+  undoTransform: t.field({
+    type: UndoTransformResultRef,
+    authScopes: { operator: true },
+    description: 'Restores every payload the transform changed (the same jsonb), except those edited since, which are reported. Each restored event gets a TRANSFORM_UNDONE history entry.',
+    args: { input: t.arg({ type: UndoTransformInput, required: true }) },
+    errors: { types: [ValidationError, TransformNotFoundError, ConflictError], directResult: true },
+    resolve: (_root, { input }, ctx) => undoTransform(ctx.db, actor(ctx), { id: parseId(input.id), reason: input.reason ?? null }),
+  }),
+}));
