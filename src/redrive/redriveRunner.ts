@@ -10,6 +10,7 @@ import { EventEmitter, once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/createDb.ts';
 import { claimRedrive, type RedriveClaim } from '../db/sql/claimRedrive.ts';
+import { countRedriveAwaitingDelivery } from '../db/sql/countRedriveAwaitingDelivery.ts';
 import { classifyDatabaseError } from '../db/errors.ts';
 import { rampRatePerSecond } from '../domain/redriveLimits.ts';
 import { failRedrive, limitsOf, pauseRedriveByGuard, runRedriveBatch } from '../domain/redrives.ts';
@@ -20,6 +21,8 @@ import { startPeriodic } from '../workers/periodic.ts';
 export const DEFAULT_REDRIVE_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_REDRIVE_LEASE_SECONDS = 30;
 export const DEFAULT_REDRIVE_MAX_BATCH_FAILURES = 5;
+/** How long a guarded redrive a window ahead of its deliveries waits before looking again. */
+export const AHEAD_WAIT_MS = 100;
 
 export interface RedriveRunnerDeps {
   db: Db;
@@ -81,6 +84,15 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
           logger.warn({ redriveId, reason: verdict.reason }, 'redrive paused by its guard; resume it once the target recovers');
           events.emit('guardPaused', { redriveId, reason: verdict.reason });
           return;
+        }
+        // A guard can only judge what was delivered: a guarded redrive keeps at most one window of
+        // its events waiting for delivery, so it never gets further ahead of a failing target than
+        // the guard can see (and never faster than the target takes them).
+        if ((await countRedriveAwaitingDelivery(deps.db, { redriveId, cap: limits.windowSize })) >= limits.windowSize) {
+          // Waiting renews no lease: give the claim back well before it lapses; the next poll renews it.
+          if (performance.now() - claimedAt > (leaseSeconds * 1000) / 3) return;
+          await sleep(AHEAD_WAIT_MS, signal);
+          continue;
         }
       }
       const ratePerSecond = rampRatePerSecond(limits, rampElapsedSeconds());
