@@ -57,7 +57,11 @@ async function limitsAsBadInput<T>(argument: string, fn: () => Promise<T>): Prom
   try {
     return await fn();
   } catch (error) {
-    if (error instanceof RedriveLimitsError) throw badUserInput(error.message, { argument: `${argument}.${error.field}` });
+    if (error instanceof RedriveLimitsError) {
+      // The older constant rate sits beside the limits in RequeueDeadLettersInput.
+      const path = error.field === 'ratePerSecond' ? argument.replace(/\.redriveLimits$/, '.ratePerSecond') : `${argument}.${error.field}`;
+      throw badUserInput(error.message, { argument: path });
+    }
     throw error;
   }
 }
