@@ -157,13 +157,13 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
                 <label className="check"><input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> also requeue finished events (succeeded, resolved, discarded)</label>
                 <label className="check"><input type="checkbox" checked={resetAttempts} onChange={(e) => setResetAttempts(e.target.checked)} /> reset attempts</label>
                 <label>Rate (events per second; makes it a throttled redrive)<input type="number" min={1} value={rate} onChange={(e) => setRate(e.target.value)} /></label>
-                <details>
-                  <summary>Ramp and failure guard</summary>
+                <fieldset>
+                  <legend>Ramp and failure guard (optional)</legend>
                   <label>Start at (events per second, ramping up to the rate)<input type="number" min={1} value={startRate} onChange={(e) => setStartRate(e.target.value)} /></label>
                   <label>Ramp over (seconds)<input type="number" min={0} value={rampSeconds} onChange={(e) => setRampSeconds(e.target.value)} /></label>
                   <label>Pause itself when the failure share is above (0 to 1)<input type="number" min={0} max={1} step="0.01" value={guard} onChange={(e) => setGuard(e.target.value)} /></label>
                   <label>… of the last (deliveries)<input type="number" min={1} value={windowSize} onChange={(e) => setWindowSize(e.target.value)} /></label>
-                </details>
+                </fieldset>
               </fieldset>
             ) : null}
             <label>
