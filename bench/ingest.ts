@@ -66,7 +66,7 @@ try {
   };
 
   const reset = async () => {
-    await raw.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items');
+    await raw.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items, redrive_actions');
     await raw.query('vacuum analyze dead_letters');
   };
   const ingest: { pg: number[]; graphql: number[] } = { pg: [], graphql: [] };

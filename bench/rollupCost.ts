@@ -53,7 +53,7 @@ try {
   // batch, every block of single inserts, every bulk update) and the totals per mode are compared.
   const totals = { batchInsertMs: { on: 0, off: 0 }, singleInsertMs: { on: 0, off: 0 }, bulkUpdateMs: { on: 0, off: 0 }, deleteMs: { on: 0, off: 0 } };
   const order = (i: number) => (i % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const));
-  await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items');
+  await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items, redrive_actions');
   let next = 0;
   for (let i = 0; i < EVENTS / BATCH / 2; i++) {
     for (const mode of order(i)) {

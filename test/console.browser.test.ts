@@ -188,11 +188,16 @@ describe('console', () => {
     await page.getByTestId('matching').getByText('30 matching').waitFor();
     await page.getByRole('button', { name: /Act on all 30 matching/ }).click();
     await page.getByLabel(/Rate/).fill('60');
+    await page.getByLabel(/Start at/).fill('30');
+    await page.getByLabel(/Ramp over/).fill('2');
+    await page.getByLabel(/failure share/).fill('0.5');
     await page.getByRole('button', { name: 'Preview (dry run)' }).click();
     await page.getByRole('button', { name: 'Confirm requeue of 30' }).click();
 
     await page.waitForURL(/\/redrives\/\d+$/);
+    expect(await page.getByTestId('redrive-guard').innerText()).toMatch(/pauses itself when more than 50% of the last 100 deliveries fail/);
     await page.getByRole('heading', { name: /COMPLETED/ }).waitFor({ timeout: 20_000 });
+    expect(await page.getByTestId('redrive-rate').innerText()).toMatch(/^60\/s \(ramps from 30\/s to 60\/s over 2 s/);
     expect(await page.getByTestId('redrive-counts').innerText()).toMatch(/30 of 30 processed \(100%\): 30 requeued, 0 skipped/);
     expect((await sql(`select count(*)::int as n from dead_letters where event_type = 'sync.push' and status = 'PENDING'`)).rows[0].n).toBe(30);
     await screenshot(page, 'redrive');

@@ -1,5 +1,6 @@
 // The redrive runner. Lifecycle: idle → (a poll, every pollIntervalMs, finds a RUNNING redrive and takes its lease) →
-// batches, each followed by a pause that keeps the rate → idle when it completes, is paused or
+// batches, each preceded by the guard (when the redrive has one: it may pause the redrive itself)
+// and followed by a pause that keeps the ramp's current rate → idle when it completes, is paused or
 // cancelled, or the lease is lost. stop() ends the current wait at once and returns after the
 // batch in flight (a batch is one statement: it either happened or did not).
 // A crashed runner's lease expires and another process resumes from the redrive's last_id.
@@ -8,9 +9,11 @@
 import { EventEmitter, once } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/createDb.ts';
-import { claimRedrive } from '../db/sql/claimRedrive.ts';
+import { claimRedrive, type RedriveClaim } from '../db/sql/claimRedrive.ts';
+import { countRedriveAwaitingDelivery } from '../db/sql/countRedriveAwaitingDelivery.ts';
 import { classifyDatabaseError } from '../db/errors.ts';
-import { failRedrive, runRedriveBatch } from '../domain/redrives.ts';
+import { rampRatePerSecond } from '../domain/redriveLimits.ts';
+import { failRedrive, limitsOf, pauseRedriveByGuard, runRedriveBatch } from '../domain/redrives.ts';
 import type { Logger } from '../logger.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
 import { startPeriodic } from './periodic.ts';
@@ -18,6 +21,8 @@ import { startPeriodic } from './periodic.ts';
 export const DEFAULT_REDRIVE_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_REDRIVE_LEASE_SECONDS = 30;
 export const DEFAULT_REDRIVE_MAX_BATCH_FAILURES = 5;
+/** How long a guarded redrive a window ahead of its deliveries waits before looking again. */
+export const AHEAD_WAIT_MS = 100;
 
 export interface RedriveRunnerDeps {
   db: Db;
@@ -32,7 +37,9 @@ export interface RedriveRunnerDeps {
 }
 
 export interface RedriveRunnerEvents {
-  batch: [{ redriveId: bigint; scanned: number; requeued: number; completed: boolean }];
+  batch: [{ redriveId: bigint; scanned: number; requeued: number; completed: boolean; ratePerSecond: number }];
+  /** The guard paused a redrive (after the pause committed). */
+  guardPaused: [{ redriveId: bigint; reason: string }];
 }
 
 export interface RedriveRunner {
@@ -61,13 +68,39 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
     });
   };
 
-  const drive = async (redriveId: bigint, ratePerSecond: number, signal: AbortSignal) => {
+  // Limits are read once per claim: a pause ends the claim (the lease is dropped), so a resume with
+  // new limits is always seen. The ramp's clock is the database's at the claim plus the time since.
+  const drive = async (claim: RedriveClaim, signal: AbortSignal) => {
+    const redriveId = claim.id;
+    const row = await deps.db.redrive.findUniqueOrThrow({ where: { id: redriveId } });
+    const limits = limitsOf(row);
+    const claimedAt = performance.now();
+    const rampElapsedSeconds = () => (claim.rampElapsedMs + performance.now() - claimedAt) / 1000;
     while (!signal.aborted) {
       const started = Date.now();
-      const result = await runRedriveBatch(deps.db, { redriveId, owner, leaseSeconds });
+      if (limits.pauseWhenFailureRateAbove !== null) {
+        const verdict = await pauseRedriveByGuard(deps.db, { redriveId, owner, limits, afterAttemptId: row.guardAfterAttemptId });
+        if (verdict.paused) {
+          logger.warn({ redriveId, reason: verdict.reason }, 'redrive paused by its guard; resume it once the target recovers');
+          events.emit('guardPaused', { redriveId, reason: verdict.reason });
+          return;
+        }
+        // A guard can only judge what was delivered: a guarded redrive keeps at most one window of
+        // its events waiting for delivery, so it never gets further ahead of a failing target than
+        // the guard can see (and never faster than the target takes them).
+        if ((await countRedriveAwaitingDelivery(deps.db, { redriveId, cap: limits.windowSize })) >= limits.windowSize) {
+          // Waiting renews no lease: give the claim back well before it lapses; the next poll renews it.
+          if (performance.now() - claimedAt > (leaseSeconds * 1000) / 3) return;
+          await sleep(AHEAD_WAIT_MS, signal);
+          continue;
+        }
+      }
+      const ratePerSecond = rampRatePerSecond(limits, rampElapsedSeconds());
+      const limit = Math.max(1, Math.min(row.batchSize, Math.floor(ratePerSecond)));
+      const result = await runRedriveBatch(deps.db, { redriveId, owner, leaseSeconds, limit });
       if (!result.held) return;
       failing = null;
-      events.emit('batch', { redriveId, scanned: result.scanned, requeued: result.requeued, completed: result.completed });
+      events.emit('batch', { redriveId, scanned: result.scanned, requeued: result.requeued, completed: result.completed, ratePerSecond });
       if (result.completed) {
         logger.info({ redriveId }, 'redrive completed');
         return;
@@ -96,11 +129,11 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
     while (!signal.aborted) {
       let redriveId: bigint | null = null;
       try {
-        redriveId = await claimRedrive(deps.db, { owner, leaseSeconds });
+        const claim = await claimRedrive(deps.db, { owner, leaseSeconds });
         outage.answered();
-        if (redriveId === null) return;
-        const { ratePerSecond } = await deps.db.redrive.findUniqueOrThrow({ where: { id: redriveId }, select: { ratePerSecond: true } });
-        await drive(redriveId, ratePerSecond, signal);
+        if (claim === null) return;
+        redriveId = claim.id;
+        await drive(claim, signal);
       } catch (error) {
         if (redriveId === null) outage.failed(error, 'redrive poll failed; retrying after the poll interval');
         else await onBatchError(redriveId, error).catch((e: unknown) => logger.error({ err: e, redriveId }, 'could not mark the redrive FAILED'));

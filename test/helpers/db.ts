@@ -44,7 +44,7 @@ export function useTestDatabase(): TestDatabase {
 
 export async function truncateAll(handle: DbHandle): Promise<void> {
   await handle.pool.query(
-    `truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, transforms restart identity;
+    `truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
      truncate rate_limit_windows;
      delete from retry_policies where event_type <> '*'`,
   );

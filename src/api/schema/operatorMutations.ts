@@ -5,7 +5,7 @@ import { addNote, close, editPayload, MAX_BULK_IDS, MAX_REASON_LENGTH, remove, R
 import { builder, type GraphQLContext } from './builder.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
 import { parseId } from './ids.ts';
-import { requeueOrRedrive, RequeueOutcomeRef } from './redrive.ts';
+import { RedriveLimitsInput, requeueOrRedrive, RequeueOutcomeRef } from './redrive.ts';
 
 const ERRORS = [ValidationError, DeadLetterNotFoundError, InvalidTransitionError, ConflictError];
 
@@ -38,6 +38,10 @@ export const RequeueDeadLettersInput = builder.inputType('RequeueDeadLettersInpu
     ratePerSecond: t.int({
       description: 'With filter only: requeue through a throttled redrive at this many events per second, whatever the count. ' +
         'Requeues by filter above the configured threshold always become redrives, at the configured default rate unless this is set.',
+    }),
+    redriveLimits: t.field({
+      type: RedriveLimitsInput,
+      description: 'With filter only: run as a throttled redrive with these limits (a ramp, a failure guard), whatever the count.',
     }),
   }),
 });

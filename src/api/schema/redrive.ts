@@ -1,20 +1,91 @@
 // Requeue entry point and throttled redrives: a requeue by filter above the configured threshold
 // becomes a tracked redrive run in batches by src/workers/redriveRunner.ts.
-import { InvalidTransitionError } from '../../domain/errors.ts';
+import { InvalidTransitionError, ValidationError } from '../../domain/errors.ts';
 import { RESULT_ID_SAMPLE, type Selection } from '../../domain/operatorActions.ts';
-import { moveRedrive, RedriveNotFoundError, requeueOrStartRedrive, type RequeueOutcome } from '../../domain/redrives.ts';
+import { MAX_GUARD_WINDOW, MAX_RAMP_SECONDS, MAX_REDRIVE_RATE_PER_SECOND, rampRatePerSecond, type RedriveLimitsChange } from '../../domain/redriveLimits.ts';
+import { limitsOf, moveRedrive, readGuardWindowOf, RedriveLimitsError, RedriveNotFoundError, requeueOrStartRedrive, type RequeueOutcome } from '../../domain/redrives.ts';
 import { DEFAULT_WRITE_CONFIG } from '../../domain/writeConfig.ts';
-import { RedriveStatus } from '../../generated/prisma/enums.ts';
+import { RedriveActionKind, RedrivePausedBy, RedriveStatus } from '../../generated/prisma/enums.ts';
+import type { Principal } from '../auth/principal.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 import { parseId } from './ids.ts';
 import { badUserInput } from './errors.ts';
 import { MutationErrorRef } from './writeErrors.ts';
 
 const MAX_REDRIVES_LISTED = 100;
+const actorOf = (ctx: GraphQLContext): string => (ctx.principal as Principal).name;
 
 const RedriveStatusEnum = builder.enumType(RedriveStatus, {
   name: 'RedriveStatus',
   description: 'RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED; RUNNING → FAILED when 5 batches in a row fail for a reason other than database trouble (see `error`; FAILED can be resumed or cancelled).',
+});
+
+const RedrivePausedByEnum = builder.enumType(RedrivePausedBy, {
+  name: 'RedrivePausedBy',
+  description: 'GUARD: the redrive paused itself because its deliveries failed too often; OPERATOR: someone paused it.',
+});
+const RedriveActionKindEnum = builder.enumType(RedriveActionKind, { name: 'RedriveActionKind' });
+
+export const RedriveLimitsInput = builder.inputType('RedriveLimitsInput', {
+  description:
+    'How fast a redrive requeues and when it stops itself. On start, absent fields take defaults (maxRatePerSecond: ratePerSecond or the ' +
+    'configured rate; startRatePerSecond: the maximum; rampSeconds: 0; no guard; windowSize: 100). On resume, absent fields keep their value ' +
+    'and pauseWhenFailureRateAbove: null removes the guard. Out-of-range values are BAD_USER_INPUT and nothing is written.',
+  fields: (t) => ({
+    startRatePerSecond: t.int({ description: `Events per second when the ramp starts (and again on every resume), 1 to ${MAX_REDRIVE_RATE_PER_SECOND}, at most maxRatePerSecond.` }),
+    maxRatePerSecond: t.int({ description: `Events per second once the ramp is done, 1 to ${MAX_REDRIVE_RATE_PER_SECOND}.` }),
+    rampSeconds: t.int({ description: `Seconds to go linearly from the start rate to the maximum, 0 to ${MAX_RAMP_SECONDS}.` }),
+    pauseWhenFailureRateAbove: t.float({
+      description: 'The guard, 0 to 1: pause the redrive when the share of failed deliveries among the last windowSize delivery outcomes of its events is above this.',
+    }),
+    windowSize: t.int({ description: `Delivery outcomes the guard looks at, 1 to ${MAX_GUARD_WINDOW}; it judges only a full window.` }),
+  }),
+});
+
+type LimitsArg = { [K in keyof RedriveLimitsChange]?: number | null } | null | undefined;
+
+/** The input as a change (absent stays absent; an explicit null guard clears it). */
+export function limitsChangeOf(input: LimitsArg): RedriveLimitsChange | null {
+  if (!input) return null;
+  const change: RedriveLimitsChange = {};
+  for (const [key, value] of Object.entries(input)) if (value !== undefined) change[key as keyof RedriveLimitsChange] = value;
+  return change;
+}
+
+/** Runs `fn`, answering out-of-range limits as BAD_USER_INPUT naming the argument. */
+async function limitsAsBadInput<T>(argument: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof RedriveLimitsError) {
+      // The older constant rate sits beside the limits in RequeueDeadLettersInput.
+      const path = error.field === 'ratePerSecond' ? argument.replace(/\.redriveLimits$/, '.ratePerSecond') : `${argument}.${error.field}`;
+      throw badUserInput(error.message, { argument: path });
+    }
+    throw error;
+  }
+}
+
+const RedriveGuardWindowRef = builder.objectRef<{ outcomes: number; failures: number }>('RedriveGuardWindow').implement({
+  description: 'The delivery outcomes the guard judges now (since the redrive started or last resumed).',
+  fields: (t) => ({
+    outcomes: t.exposeInt('outcomes', { description: 'Outcomes in the window, at most windowSize.' }),
+    failures: t.exposeInt('failures'),
+    failureRate: t.float({ nullable: true, resolve: (w) => (w.outcomes === 0 ? null : w.failures / w.outcomes) }),
+  }),
+});
+
+builder.prismaObject('RedriveAction', {
+  description: 'One change of a redrive: started, paused (by an operator or its guard), resumed, cancelled, failed, completed.',
+  fields: (t) => ({
+    id: t.id({ resolve: (a) => a.id.toString() }),
+    action: t.expose('action', { type: RedriveActionKindEnum }),
+    actor: t.exposeString('actor', { description: `Who: an API key's name, or redrive-guard / the runner's owner id.` }),
+    reason: t.exposeString('reason', { nullable: true }),
+    before: t.expose('before', { type: 'JSON', nullable: true, description: 'Status and limits before.' }),
+    after: t.expose('after', { type: 'JSON', nullable: true, description: 'Status and limits after (a guard pause adds its window).' }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+  }),
 });
 
 builder.objectType(RedriveNotFoundError, {
@@ -30,7 +101,27 @@ builder.prismaObject('Redrive', {
     id: t.id({ resolve: (r) => r.id.toString() }),
     status: t.expose('status', { type: RedriveStatusEnum }),
     filter: t.expose('filter', { type: 'JSON', description: 'The filter as given.' }),
-    ratePerSecond: t.exposeInt('ratePerSecond'),
+    ratePerSecond: t.exposeInt('ratePerSecond', { description: 'The maximum rate (the same as maxRatePerSecond).' }),
+    maxRatePerSecond: t.exposeInt('ratePerSecond'),
+    startRatePerSecond: t.int({ resolve: (r) => r.startRatePerSecond ?? r.ratePerSecond }),
+    rampSeconds: t.exposeInt('rampSeconds'),
+    rampStartedAt: t.expose('rampStartedAt', { type: 'DateTime', description: 'When the ramp (re)started: at start and on every resume.' }),
+    currentRatePerSecond: t.float({
+      nullable: true,
+      description: 'The ramp’s rate now, events per second (null unless RUNNING).',
+      resolve: (r) => (r.status === 'RUNNING' ? rampRatePerSecond(limitsOf(r), (Date.now() - r.rampStartedAt.getTime()) / 1000) : null),
+    }),
+    pauseWhenFailureRateAbove: t.exposeFloat('pauseWhenFailureRateAbove', { nullable: true }),
+    windowSize: t.exposeInt('windowSize'),
+    guardWindow: t.field({
+      type: RedriveGuardWindowRef,
+      nullable: true,
+      description: 'What the guard sees now (null without a guard).',
+      resolve: (r, _args, ctx) => (r.pauseWhenFailureRateAbove === null ? null : readGuardWindowOf(ctx.db, r)),
+    }),
+    pausedBy: t.expose('pausedBy', { type: RedrivePausedByEnum, nullable: true, description: 'Set while PAUSED.' }),
+    pausedReason: t.exposeString('pausedReason', { nullable: true, description: 'Why it is PAUSED: the guard’s measurement, or the operator’s reason.' }),
+    history: t.relation('actions', { query: { orderBy: { id: 'asc' } }, description: 'Every change of this redrive, oldest first.' }),
     resetAttempts: t.exposeBoolean('resetAttempts'),
     force: t.exposeBoolean('force'),
     reason: t.exposeString('reason', { nullable: true }),
@@ -69,18 +160,22 @@ interface RequeueArgs {
   force?: boolean | null;
   reason?: string | null;
   ratePerSecond?: number | null;
+  redriveLimits?: LimitsArg;
 }
 
 export async function requeueOrRedrive(ctx: GraphQLContext, actor: string, input: RequeueArgs, selection: Selection): Promise<RequeueOutcome> {
-  return requeueOrStartRedrive(ctx.db, actor, ctx.writeConfig ?? DEFAULT_WRITE_CONFIG, {
-    selection,
-    dryRun: input.dryRun ?? false,
-    at: input.at ?? null,
-    resetAttempts: input.resetAttempts ?? false,
-    force: input.force ?? false,
-    reason: input.reason ?? null,
-    ratePerSecond: input.ratePerSecond ?? null,
-  });
+  return limitsAsBadInput('input.redriveLimits', () =>
+    requeueOrStartRedrive(ctx.db, actor, ctx.writeConfig ?? DEFAULT_WRITE_CONFIG, {
+      selection,
+      dryRun: input.dryRun ?? false,
+      at: input.at ?? null,
+      resetAttempts: input.resetAttempts ?? false,
+      force: input.force ?? false,
+      reason: input.reason ?? null,
+      ratePerSecond: input.ratePerSecond ?? null,
+      limits: limitsChangeOf(input.redriveLimits),
+    }),
+  );
 }
 
 builder.queryFields((t) => ({
@@ -113,15 +208,20 @@ const move = (name: 'pause' | 'resume' | 'cancel', description: string) =>
       type: 'Redrive',
       authScopes: { operator: true },
       description,
-      args: { id: t.arg.id({ required: true }) },
-      errors: { types: [RedriveNotFoundError, InvalidTransitionError], directResult: true },
+      args: {
+        id: t.arg.id({ required: true }),
+        reason: t.arg.string({ description: 'Recorded in the redrive’s history (and, for a pause, as pausedReason).' }),
+        ...(name === 'resume' ? { limits: t.arg({ type: RedriveLimitsInput, description: 'New limits from now on; absent fields keep their value.' }) } : {}),
+      },
+      errors: { types: [RedriveNotFoundError, InvalidTransitionError, ValidationError], directResult: true },
       resolve: async (query, _root, args, ctx) => {
         const id = parseId(args.id);
-        await moveRedrive(ctx.db, id, name);
+        const limits = limitsChangeOf((args as { limits?: LimitsArg }).limits);
+        await limitsAsBadInput('limits', () => moveRedrive(ctx.db, id, name, { actor: actorOf(ctx), reason: args.reason, limits }));
         return ctx.db.redrive.findUniqueOrThrow({ ...query, where: { id } });
       },
     }),
   );
-move('pause', 'Pauses a RUNNING redrive after its current batch.');
-move('resume', 'Resumes a PAUSED or FAILED redrive from where it stopped.');
-move('cancel', 'Cancels a RUNNING, PAUSED or FAILED redrive; what was requeued stays requeued.');
+move('pause', 'Pauses a RUNNING redrive after its current batch (pausedBy OPERATOR).');
+move('resume', 'Resumes a PAUSED or FAILED redrive from where it stopped, optionally with new limits; the ramp starts again from its start rate and the guard from an empty window.');
+move('cancel', 'Cancels a RUNNING, PAUSED or FAILED redrive; what was requeued stays requeued, the rest is never touched.');

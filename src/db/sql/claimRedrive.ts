@@ -1,11 +1,17 @@
 import type { Db } from '../createDb.ts';
 
+export interface RedriveClaim {
+  id: bigint;
+  /** Milliseconds since the redrive's ramp started, by the database's clock. */
+  rampElapsedMs: number;
+}
+
 /**
  * Takes (or renews) the lease on one RUNNING redrive nobody else holds. SKIP LOCKED so runners
  * in several processes never wait on each other; an expired lease is a crashed runner's.
  */
-export async function claimRedrive(db: Db, p: { owner: string; leaseSeconds: number }): Promise<bigint | null> {
-  const [row] = await db.$queryRaw<{ id: bigint }[]>`
+export async function claimRedrive(db: Db, p: { owner: string; leaseSeconds: number }): Promise<RedriveClaim | null> {
+  const [row] = await db.$queryRaw<{ id: bigint; ramp_elapsed_ms: number }[]>`
     with next as (
       select id from redrives
        where status = 'RUNNING' and (lease_owner is null or lease_owner = ${p.owner}::text or lease_expires_at < now())
@@ -14,6 +20,6 @@ export async function claimRedrive(db: Db, p: { owner: string; leaseSeconds: num
     update redrives r
        set lease_owner = ${p.owner}::text, lease_expires_at = now() + ${p.leaseSeconds}::int * interval '1 second'
       from next where r.id = next.id
-    returning r.id`;
-  return row?.id ?? null;
+    returning r.id, (extract(epoch from now() - r.ramp_started_at) * 1000)::float8 as ramp_elapsed_ms`;
+  return row ? { id: row.id, rampElapsedMs: row.ramp_elapsed_ms } : null;
 }

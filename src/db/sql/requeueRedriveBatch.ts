@@ -11,16 +11,16 @@ export interface RedriveBatchResult {
 }
 
 /**
- * One redrive batch as one statement: take the next `batch_size` items after `last_id`, requeue
+ * One redrive batch as one statement: take the next `limit` (at most `batch_size`) items after `last_id`, requeue
  * those still eligible (compare-and-set on version and status; PROCESSING and rows changed under
  * us are skipped; deleted ones too), write their history
  * with the redrive id, and advance `last_id` and the counters. Every part is conditioned on the
  * redrive still being RUNNING under our lease, so pause/cancel or a lost lease stops it cleanly,
- * and a batch is recorded exactly when it happened.
+ * and a batch is recorded exactly when it happened. The batch that finds nothing left records COMPLETED.
  */
 export async function requeueRedriveBatch(
   db: Db,
-  p: { redriveId: bigint; owner: string; leaseSeconds: number; allowed: (force: boolean) => DeadLetterStatus[] },
+  p: { redriveId: bigint; owner: string; leaseSeconds: number; limit: number; allowed: (force: boolean) => DeadLetterStatus[] },
 ): Promise<RedriveBatchResult> {
   const normal = p.allowed(false);
   const forced = p.allowed(true);
@@ -35,7 +35,7 @@ export async function requeueRedriveBatch(
         join r on i.redrive_id = r.id
         left join dead_letters d on d.id = i.dead_letter_id
        where i.dead_letter_id > r.last_id
-       order by i.dead_letter_id limit (select batch_size from r)),
+       order by i.dead_letter_id limit least(${p.limit}::int, (select batch_size from r))),
     changed as (
       update dead_letters d
          set status = 'PENDING', next_attempt_at = now(),
@@ -63,7 +63,12 @@ export async function requeueRedriveBatch(
              lease_expires_at = now() + ${p.leaseSeconds}::int * interval '1 second',
              updated_at = now()
         from r where x.id = r.id
-      returning x.status)
+      returning x.id, x.status, x.processed, x.requeued, x.skipped),
+    completion as (
+      insert into redrive_actions (redrive_id, action, actor, before, after)
+      select id, 'COMPLETED', ${p.owner}::text, jsonb_build_object('status', 'RUNNING'),
+             jsonb_build_object('status', status, 'processed', processed, 'requeued', requeued, 'skipped', skipped)
+        from progress where status = 'COMPLETED')
     select exists (select 1 from progress) as held,
            (select count(*)::int from batch) as scanned,
            (select count(*)::int from changed) as requeued,

@@ -68,6 +68,10 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
   const [force, setForce] = useState(false);
   const [resetAttempts, setResetAttempts] = useState(false);
   const [rate, setRate] = useState('');
+  const [startRate, setStartRate] = useState('');
+  const [rampSeconds, setRampSeconds] = useState('');
+  const [guard, setGuard] = useState('');
+  const [windowSize, setWindowSize] = useState('');
   const [preview, setPreview] = useState<Preview | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
@@ -80,7 +84,12 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
     const base = { filter, dryRun, reason: reason.trim() || undefined };
     switch (action) {
       case 'requeue': {
-        const r = await api.urql.mutation(Requeue, { input: { ...base, force, resetAttempts, ratePerSecond: rate ? Number(rate) : undefined } }).toPromise();
+        const num = (v: string) => (v.trim() === '' ? undefined : Number(v));
+        // The ramp and the guard go as redriveLimits; "Rate" stays the constant (or maximum) rate.
+        const limits = { startRatePerSecond: num(startRate), rampSeconds: num(rampSeconds), pauseWhenFailureRateAbove: num(guard), windowSize: num(windowSize) };
+        const hasLimits = Object.values(limits).some((v) => v !== undefined);
+        const input = { ...base, force, resetAttempts, ratePerSecond: num(rate), redriveLimits: hasLimits ? limits : undefined };
+        const r = await api.urql.mutation(Requeue, { input }).toPromise();
         const data = r.data?.requeueDeadLetters;
         return { error: mutationProblem(r), count: data && 'count' in data ? data.count : 0, ids: data && 'ids' in data ? data.ids : [], redrive: data && 'redrive' in data ? data.redrive?.id : undefined };
       }
@@ -166,6 +175,13 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
                 <label className="check"><input type="checkbox" checked={force} onChange={(e) => setForce(e.target.checked)} /> also requeue finished events (succeeded, resolved, discarded)</label>
                 <label className="check"><input type="checkbox" checked={resetAttempts} onChange={(e) => setResetAttempts(e.target.checked)} /> reset attempts</label>
                 <label>Rate (events per second; makes it a throttled redrive)<input type="number" min={1} value={rate} onChange={(e) => setRate(e.target.value)} /></label>
+                <fieldset>
+                  <legend>Ramp and failure guard (optional)</legend>
+                  <label>Start at (events per second, ramping up to the rate)<input type="number" min={1} value={startRate} onChange={(e) => setStartRate(e.target.value)} /></label>
+                  <label>Ramp over (seconds)<input type="number" min={0} value={rampSeconds} onChange={(e) => setRampSeconds(e.target.value)} /></label>
+                  <label>Pause itself when the failure share is above (0 to 1)<input type="number" min={0} max={1} step="0.01" value={guard} onChange={(e) => setGuard(e.target.value)} /></label>
+                  <label>… of the last (deliveries)<input type="number" min={1} value={windowSize} onChange={(e) => setWindowSize(e.target.value)} /></label>
+                </fieldset>
               </fieldset>
             ) : null}
             <label>

@@ -3,12 +3,12 @@ import { Link, useParams } from 'react-router';
 import { useQuery } from 'urql';
 import { graphql, readFragment } from '../graphql.ts';
 import { ago, ErrorNote, fmt, Loading, mutationProblem, needs, StatusBadge, useCan, useSession } from '../ui.tsx';
-import { RedriveFields } from './Redrives.tsx';
+import { rateText, RedriveFields } from './Redrives.tsx';
 
-const RedriveQuery = graphql(`query Redrive($id: ID!) { redrive(id: $id) { ...RedriveFields } }`, [RedriveFields]);
+const RedriveQuery = graphql(`query Redrive($id: ID!) { redrive(id: $id) { ...RedriveFields guardWindow { outcomes failures failureRate } } }`, [RedriveFields]);
 const Control = {
   pause: graphql(`mutation PauseRedrive($id: ID!) { pauseRedrive(id: $id) { __typename ... on MutationError { code message } } }`),
-  resume: graphql(`mutation ResumeRedrive($id: ID!) { resumeRedrive(id: $id) { __typename ... on MutationError { code message } } }`),
+  resume: graphql(`mutation ResumeRedrive($id: ID!, $limits: RedriveLimitsInput) { resumeRedrive(id: $id, limits: $limits) { __typename ... on MutationError { code message } } }`),
   cancel: graphql(`mutation CancelRedrive($id: ID!) { cancelRedrive(id: $id) { __typename ... on MutationError { code message } } }`),
 };
 const ACTIVE = new Set(['RUNNING', 'PAUSED']);
@@ -28,9 +28,11 @@ export default function RedriveDetail() {
     return () => clearInterval(timer);
   }, [active, refetch]);
 
-  const control = async (what: keyof typeof Control) => {
+  const [limits, setLimits] = useState({ startRatePerSecond: '', maxRatePerSecond: '', rampSeconds: '', pauseWhenFailureRateAbove: '', windowSize: '' });
+  const control = async (what: keyof typeof Control, withLimits = false) => {
     setError(null);
-    const out = await api.urql.mutation(Control[what], { id }).toPromise();
+    const given = Object.fromEntries(Object.entries(limits).filter(([, v]) => v.trim() !== '').map(([k, v]) => [k, Number(v)]));
+    const out = await api.urql.mutation(Control[what], { id, ...(withLimits ? { limits: given } : {}) }).toPromise();
     const problem = mutationProblem(out);
     if (problem) setError(problem);
     refetch({ requestPolicy: 'network-only' });
@@ -48,8 +50,24 @@ export default function RedriveDetail() {
         <span data-testid="redrive-counts">{fmt(r.processed)} of {fmt(r.total)} processed ({Math.round(r.progress * 100)}%): {fmt(r.requeued)} requeued, {fmt(r.skipped)} skipped</span>
       </p>
       {r.error ? <p role="alert" className="error-note">{r.error}</p> : null}
+      {r.status === 'PAUSED' ? (
+        <p role="status" className={r.pausedBy === 'GUARD' ? 'error-note' : undefined} data-testid="redrive-paused">
+          {r.pausedBy === 'GUARD' ? 'Paused by its guard' : 'Paused by an operator'}{r.pausedReason ? `: ${r.pausedReason}` : '.'}
+        </p>
+      ) : null}
       <dl className="facts">
-        <dt>Rate</dt><dd>{r.ratePerSecond} per second</dd>
+        <dt>Rate</dt>
+        <dd data-testid="redrive-rate">
+          {r.status === 'RUNNING' ? `${rateText(r)} now` : `${r.maxRatePerSecond}/s`}
+          {r.rampSeconds > 0 && r.startRatePerSecond < r.maxRatePerSecond ? ` (ramps from ${r.startRatePerSecond}/s to ${r.maxRatePerSecond}/s over ${r.rampSeconds} s, again on every resume)` : ''}
+        </dd>
+        <dt>Guard</dt>
+        <dd data-testid="redrive-guard">
+          {r.pauseWhenFailureRateAbove === null
+            ? 'none'
+            : `pauses itself when more than ${Math.round(r.pauseWhenFailureRateAbove * 100)}% of the last ${fmt(r.windowSize)} deliveries fail` +
+              (result.data?.redrive?.guardWindow ? `; now ${fmt(result.data.redrive.guardWindow.failures)} of ${fmt(result.data.redrive.guardWindow.outcomes)} failed` : '')}
+        </dd>
         <dt>Started</dt><dd title={r.createdAt}>{ago(r.createdAt)} by {r.createdBy}</dd>
         <dt>Finished</dt><dd>{r.finishedAt ? ago(r.finishedAt) : '—'}</dd>
         <dt>Reason</dt><dd>{r.reason ?? '—'}</dd>
@@ -61,6 +79,19 @@ export default function RedriveDetail() {
         <button onClick={() => void control('resume')} disabled={!canAct || !['PAUSED', 'FAILED'].includes(r.status)} title={canAct ? undefined : needs('OPERATOR')}>Resume</button>
         <button className="danger" onClick={() => void control('cancel')} disabled={!canAct || !['RUNNING', 'PAUSED', 'FAILED'].includes(r.status)} title={canAct ? undefined : needs('OPERATOR')}>Cancel</button>
       </div>
+      {canAct && ['PAUSED', 'FAILED'].includes(r.status) ? (
+        <details>
+          <summary>Resume with new limits</summary>
+          <form onSubmit={(e) => { e.preventDefault(); void control('resume', true); }}>
+            <label>Start at (events per second)<input type="number" min={1} placeholder={String(r.startRatePerSecond)} value={limits.startRatePerSecond} onChange={(e) => setLimits({ ...limits, startRatePerSecond: e.target.value })} /></label>
+            <label>Maximum (events per second)<input type="number" min={1} placeholder={String(r.maxRatePerSecond)} value={limits.maxRatePerSecond} onChange={(e) => setLimits({ ...limits, maxRatePerSecond: e.target.value })} /></label>
+            <label>Ramp over (seconds)<input type="number" min={0} placeholder={String(r.rampSeconds)} value={limits.rampSeconds} onChange={(e) => setLimits({ ...limits, rampSeconds: e.target.value })} /></label>
+            <label>Pause itself when the failure share is above (0 to 1)<input type="number" min={0} max={1} step="0.01" placeholder={r.pauseWhenFailureRateAbove === null ? 'no guard' : String(r.pauseWhenFailureRateAbove)} value={limits.pauseWhenFailureRateAbove} onChange={(e) => setLimits({ ...limits, pauseWhenFailureRateAbove: e.target.value })} /></label>
+            <label>… of the last (deliveries)<input type="number" min={1} placeholder={String(r.windowSize)} value={limits.windowSize} onChange={(e) => setLimits({ ...limits, windowSize: e.target.value })} /></label>
+            <button type="submit">Resume with these limits</button>
+          </form>
+        </details>
+      ) : null}
       <ErrorNote error={error} />
     </article>
   );

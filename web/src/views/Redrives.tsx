@@ -7,6 +7,7 @@ import { ago, ErrorNote, fmt, Loading, StatusBadge } from '../ui.tsx';
 export const RedriveFields = graphql(`
   fragment RedriveFields on Redrive {
     id status total processed requeued skipped progress ratePerSecond reason error createdBy createdAt finishedAt filter force resetAttempts
+    startRatePerSecond maxRatePerSecond rampSeconds currentRatePerSecond pauseWhenFailureRateAbove windowSize pausedBy pausedReason
   }
 `);
 
@@ -40,9 +41,9 @@ export default function Redrives() {
           {redrives.map((r) => (
             <tr key={r.id}>
               <td><Link to={`/redrives/${r.id}`}>{r.id}</Link></td>
-              <td><StatusBadge status={r.status} /></td>
+              <td><StatusBadge status={r.status} />{r.pausedBy === 'GUARD' ? ' by its guard' : ''}</td>
               <td><progress value={r.processed} max={Math.max(r.total, 1)} aria-label={`Redrive ${r.id} progress`} /> {fmt(r.processed)} / {fmt(r.total)}</td>
-              <td>{r.ratePerSecond}/s</td>
+              <td>{rateText(r)}</td>
               <td>{r.createdBy}</td>
               <td title={r.createdAt}>{ago(r.createdAt)}</td>
               <td>{r.reason ?? ''}</td>
@@ -55,3 +56,9 @@ export default function Redrives() {
 }
 
 export type RedriveRow = ResultOf<typeof RedriveFields>;
+
+/** "350/s of 1000/s" while a ramp is under way, else the rate. */
+export function rateText(r: Pick<RedriveRow, 'currentRatePerSecond' | 'maxRatePerSecond'>): string {
+  const now = r.currentRatePerSecond;
+  return now !== null && Math.round(now) < r.maxRatePerSecond ? `${Math.round(now)}/s of ${r.maxRatePerSecond}/s` : `${r.maxRatePerSecond}/s`;
+}
