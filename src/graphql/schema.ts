@@ -9,6 +9,8 @@ import './deadLetterHistory.ts';
 import './deadLetterStats.ts';
 import './subscriptions.ts';
 import './retryPolicy.ts';
+import './alertRule.ts';
+import './alert.ts';
 import './viewer.ts';
 
 export const schema: GraphQLSchema = builder.toSchema();
