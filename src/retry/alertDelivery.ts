@@ -8,7 +8,8 @@
 //  RUNNING  a pass claims up to `batchSize` due alerts, delivers them concurrently and records
 //           each outcome under the lease; a full batch is followed by another pass at once,
 //           otherwise it waits for a wake-up (NOTIFY lazarus_alerts, sent by every raise at
-//           commit), the earliest retry it scheduled, or `pollIntervalMs`, whichever is first.
+//           commit), the moment the earliest alert becomes due (asked of the database, whose
+//           clock set it), or `pollIntervalMs`, whichever is first.
 //           A failed pass is reported to the outage log and retried after the wait.
 //  STOPPED  stop() ends the wait, aborts deliveries in flight (recorded as a retry due at once,
 //           the attempt counted) and resolves when the pass has returned.
@@ -19,6 +20,7 @@ import type { Db } from '../db/createDb.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
 import { claimDueAlerts, type ClaimedAlert } from '../db/sql/claimDueAlerts.ts';
 import { finishAlertDelivery, type AlertDeliveryOutcome } from '../db/sql/finishAlertDelivery.ts';
+import { msUntilNextAlertDue } from '../db/sql/msUntilNextAlertDue.ts';
 import { alertBody, alertWebhookId } from '../domain/alerts.ts';
 import { nextAttemptDelayMs, type BackoffPolicy } from '../domain/retryPolicy.ts';
 import type { Logger } from '../logger.ts';
@@ -75,7 +77,6 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
   const stopping = new AbortController();
   let woken = false;
   let wakeUp = () => {};
-  let retryDueAt = Infinity;
   const poke = () => {
     woken = true;
     wakeUp();
@@ -95,7 +96,6 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
 
   const deliverOne = async (alert: ClaimedAlert): Promise<void> => {
     const outcome = await outcomeOf(alert);
-    if (outcome.kind === 'RETRY') retryDueAt = Math.min(retryDueAt, Date.now() + outcome.delayMs);
     const written = await finishAlertDelivery(deps.db, { id: alert.id, owner, outcome });
     if (!written) logger.warn({ alertId: alert.id.toString() }, 'alert lease lost before its outcome was written; another deliverer has it');
     else events.emit('finished', { id: alert.id, attempt: alert.attempt, outcome } satisfies AlertFinished);
@@ -118,10 +118,17 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
     return { kind: 'RETRY', error, statusCode: result.statusCode, delayMs };
   };
 
+  const nextWaitMs = async (): Promise<number> => {
+    const dueInMs = await msUntilNextAlertDue(deps.db).catch((error: unknown) => {
+      outage.failed(error, 'reading when the next alert is due failed; waiting the poll interval');
+      return null;
+    });
+    return dueInMs === null ? pollIntervalMs : Math.max(0, Math.min(pollIntervalMs, Math.ceil(dueInMs)));
+  };
+
   const running = (async () => {
     while (!stopping.signal.aborted) {
       woken = false;
-      if (retryDueAt <= Date.now()) retryDueAt = Infinity;
       let claimed = 0;
       try {
         const alerts = await claimDueAlerts(deps.db, { owner, leaseSeconds: deps.leaseSeconds ?? DEFAULT_LEASE_SECONDS, limit: batchSize });
@@ -133,7 +140,7 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
         claimed = 0;
       }
       events.emit('pass', { claimed });
-      if (claimed < batchSize) await wait(Math.max(0, Math.min(pollIntervalMs, retryDueAt - Date.now())));
+      if (claimed < batchSize) await wait(await nextWaitMs());
     }
   })();
 
