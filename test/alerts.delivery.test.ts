@@ -197,6 +197,21 @@ describe('the outbox', () => {
     expect(sink.requests).toHaveLength(1);
   });
 
+  it('lets a delivery in flight finish when stopped, so the receiver is not sent it twice', async () => {
+    sink.hold();
+    const { id } = await ruleAndAlert();
+    const d = deliverer();
+    const done = untilFinal(d, id);
+    await new Promise<void>((resolve) => sink.events.once('request', () => resolve()));
+
+    const stopped = d.stop();
+    sink.release(200);
+    await stopped;
+
+    expect((await done).outcome.kind).toBe('DELIVERED');
+    expect(await t.db.alert.findUniqueOrThrow({ where: { id } })).toMatchObject({ deliveryStatus: 'DELIVERED', attempts: 1 });
+  });
+
   it('refuses, at delivery, a private target saved without allowPrivateTarget (e.g. written by SQL)', async () => {
     const { id } = await ruleAndAlert({ allowPrivateTarget: false });
     const d = deliverer();

@@ -4,15 +4,17 @@
 // (a lease, FOR UPDATE SKIP LOCKED), so several processes deliver each alert once at a time and a
 // crashed deliverer's alerts are claimed again when their lease expires.
 //
-// States: RUNNING → (stop()) STOPPED.
+// States: RUNNING → (stop()) DRAINING → STOPPED.
 //  RUNNING  a pass claims up to `batchSize` due alerts, delivers them concurrently and records
 //           each outcome under the lease; a full batch is followed by another pass at once,
 //           otherwise it waits for a wake-up (NOTIFY lazarus_alerts, sent by every raise at
 //           commit), the moment the earliest alert becomes due (asked of the database, whose
 //           clock set it), or `pollIntervalMs`, whichever is first.
 //           A failed pass is reported to the outage log and retried after the wait.
-//  STOPPED  stop() ends the wait, aborts deliveries in flight (recorded as a retry due at once,
-//           the attempt counted) and resolves when the pass has returned.
+//  DRAINING stop() ends the wait and claims nothing more; deliveries in flight get
+//           `shutdownTimeoutMs` to finish (aborting one whose request already arrived would send
+//           it twice), then are aborted and recorded as a retry due at once, the attempt counted.
+//  STOPPED  stop() has resolved: the pass has returned.
 // Events: `pass` ({ claimed }) after every pass, `finished` (AlertFinished) after each recorded outcome.
 import { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
@@ -31,6 +33,7 @@ export const DEFAULT_ALERT_BACKOFF: BackoffPolicy = Object.freeze({ backoff: 'EX
 export const DEFAULT_ALERT_TIMEOUT_MS = 10_000;
 export const DEFAULT_ALERT_POLL_INTERVAL_MS = 1_000;
 const DEFAULT_LEASE_SECONDS = 30;
+const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 const DEFAULT_BATCH_SIZE = 10;
 /** The retry policies' default permanent statuses: retrying cannot help. */
 const PERMANENT_STATUS_CODES = [400, 401, 403, 404, 405, 410, 413, 415, 422];
@@ -50,6 +53,8 @@ export interface AlertDeliveryDeps {
   maxAttempts?: number;
   backoff?: BackoffPolicy;
   timeoutMs?: number;
+  /** How long stop() lets deliveries in flight finish before aborting them. Default 10000 ms. */
+  shutdownTimeoutMs?: number;
   random?: () => number;
 }
 
@@ -75,6 +80,7 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
   const events = new EventEmitter();
   const stopping = new AbortController();
+  const abort = new AbortController();
   let woken = false;
   let wakeUp = () => {};
   const poke = () => {
@@ -107,10 +113,10 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
       url: alert.channel.targetUrl, id: alertWebhookId(alert.id), body: alertBody(alert, alert.channel.format),
       secret: alert.channel.signingSecret, allowPrivateTarget: alert.channel.allowPrivateTarget,
       timeoutMs: deps.timeoutMs ?? DEFAULT_ALERT_TIMEOUT_MS, permanentStatusCodes: PERMANENT_STATUS_CODES,
-    }, stopping.signal);
+    }, abort.signal);
     if (result.ok) return { kind: 'DELIVERED', statusCode: result.statusCode };
     const error = result.errorMessage;
-    if (stopping.signal.aborted) return { kind: 'RETRY', error: 'the deliverer stopped during the attempt', statusCode: null, delayMs: 0 };
+    if (abort.signal.aborted) return { kind: 'RETRY', error: 'the deliverer stopped during the attempt', statusCode: null, delayMs: 0 };
     if (result.outcome === 'PERMANENT_FAILURE' || alert.attempt >= (deps.maxAttempts ?? DEFAULT_ALERT_MAX_ATTEMPTS)) {
       return { kind: 'FAILED', error, statusCode: result.statusCode };
     }
@@ -151,7 +157,12 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
       unsubscribe();
       stopping.abort();
       wakeUp();
-      await running;
+      const force = setTimeout(() => abort.abort(), deps.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
+      try {
+        await running;
+      } finally {
+        clearTimeout(force);
+      }
     },
   };
 }
