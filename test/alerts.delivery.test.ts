@@ -49,14 +49,14 @@ function untilFinal(d: AlertDelivery, id: bigint): Promise<AlertFinished> {
   });
 }
 
-async function ruleAndAlert(options: { format?: AlertFormat; targetUrl?: string; allowPrivateTarget?: boolean } = {}) {
+async function ruleAndAlert(options: { format?: AlertFormat; targetUrl?: string; allowPrivateTarget?: boolean; summary?: string } = {}) {
   const rule = await t.db.alertRule.create({
     data: {
       name: 'regressions', trigger: 'REGRESSION', targetUrl: options.targetUrl ?? sink.url, signingSecret: SECRET,
       allowPrivateTarget: options.allowPrivateTarget ?? true, format: options.format ?? 'STANDARD',
     },
   });
-  const [id] = await raiseAlert(t.db, { trigger: 'REGRESSION', subjectId: 42, summary: 'group 42 failed again', details: { groupId: '42' } });
+  const [id] = await raiseAlert(t.db, { trigger: 'REGRESSION', subjectId: 42, summary: options.summary ?? 'group 42 failed again', details: { groupId: '42' } });
   return { rule, id: id! };
 }
 
@@ -84,14 +84,14 @@ describe('delivering an alert', () => {
   });
 
   it('posts a Slack-compatible { text } body, also signed, for a SLACK rule', async () => {
-    const { id } = await ruleAndAlert({ format: 'SLACK' });
+    const { id } = await ruleAndAlert({ format: 'SLACK', summary: 'group 42 failed again: <b>&</b>' });
     const d = deliverer();
     const done = untilFinal(d, id);
     d.poke();
     await done;
 
     const request = sink.requests[0]!;
-    expect(JSON.parse(request.body)).toEqual({ text: ':rotating_light: *REGRESSION* group 42 failed again (rule "regressions", group:42)' });
+    expect(JSON.parse(request.body)).toEqual({ text: ':rotating_light: *REGRESSION* group 42 failed again: &lt;b&gt;&amp;&lt;/b&gt; (rule "regressions", group:42)' });
     expect(new Webhook(SECRET).verify(request.body, request.headers as Record<string, string>)).toBeTruthy();
   });
 

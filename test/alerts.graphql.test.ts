@@ -136,10 +136,10 @@ describe('alert history', () => {
     await t.db.alert.update({ where: { id: 1n }, data: { deliveryStatus: 'FAILED', attempts: 12, lastError: 'HTTP 500' } });
 
     const first = await execute<{ alerts: { edges: { node: Record<string, unknown> }[]; pageInfo: { hasNextPage: boolean; endCursor: string } } }>(
-      viewer, ALERTS, { filter: { triggers: ['NEW_GROUP'] }, first: 2 });
+      admin, ALERTS, { filter: { triggers: ['NEW_GROUP'] }, first: 2 });
     expect(first.body.data?.alerts.edges.map((e) => e.node.subject)).toEqual(['group:3', 'group:2']);
     expect(first.body.data?.alerts.pageInfo.hasNextPage).toBe(true);
-    const next = await execute<typeof first.body.data & object>(viewer, ALERTS, {
+    const next = await execute<typeof first.body.data & object>(admin, ALERTS, {
       filter: { triggers: ['NEW_GROUP'] }, first: 2, after: first.body.data?.alerts.pageInfo.endCursor,
     });
     expect(next.body.data?.alerts.edges.map((e) => e.node)).toEqual([{
@@ -147,8 +147,11 @@ describe('alert history', () => {
       deliveryStatus: 'FAILED', attempts: 12, lastError: 'HTTP 500', createdAt: expect.any(String),
     }]);
 
-    const failed = await execute(viewer, ALERTS, { filter: { deliveryStatuses: ['FAILED'] } });
-    const bySubject = await execute(viewer, ALERTS, { filter: { subject: 'redrive:8', ruleId: '2' } });
+    const viewerSeesRule = await execute(viewer, '{ alerts(first: 1) { edges { node { ruleName rule { targetUrl } } } } }');
+    expect(viewerSeesRule.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+
+    const failed = await execute(viewer, ALERTS.replace('rule { name } ', ''), { filter: { deliveryStatuses: ['FAILED'] } });
+    const bySubject = await execute(admin, ALERTS, { filter: { subject: 'redrive:8', ruleId: '2' } });
     expect(JSON.stringify(failed.body)).toContain('"subject":"group:1"');
     expect((bySubject.body.data as { alerts: { edges: { node: { summary: string } }[] } }).alerts.edges.map((e) => e.node.summary))
       .toEqual(['redrive 8 paused: 40% failures']);

@@ -58,7 +58,7 @@ export async function createAlertRule(db: Db, input: NewAlertRule, actor: string
   } as AlertRuleValues;
   assertRule(rule);
   await assertNameFree(db, rule.name, null);
-  return db.alertRule.create({ data: { ...rule, updatedBy: actor } });
+  return db.alertRule.create({ data: { ...rule, updatedBy: actor } }).catch(rethrowDuplicateName(rule.name));
 }
 
 /** Changes a rule; a rule moved to an event trigger drops its threshold. */
@@ -73,7 +73,7 @@ export async function updateAlertRule(db: Db, id: bigint, changes: AlertRuleChan
   if (!METRIC_TRIGGERS.includes(next.trigger) && changes.threshold === undefined) next.threshold = null;
   assertRule(next);
   await assertNameFree(db, next.name, id);
-  const updated = await db.alertRule.updateMany({ where: { id }, data: { ...next, updatedBy: actor } });
+  const updated = await db.alertRule.updateMany({ where: { id }, data: { ...next, updatedBy: actor } }).catch(rethrowDuplicateName(next.name));
   if (updated.count === 0) throw new AlertRuleNotFoundError(id);
   return db.alertRule.findUniqueOrThrow({ where: { id } });
 }
@@ -84,6 +84,16 @@ export async function deleteAlertRule(db: Db, id: bigint): Promise<AlertRule> {
   const deleted = rule ? await db.alertRule.deleteMany({ where: { id } }) : { count: 0 };
   if (!rule || deleted.count === 0) throw new AlertRuleNotFoundError(id);
   return rule;
+}
+
+/** A create or rename that lost a race for the name to another admin's. */
+function rethrowDuplicateName(name: string) {
+  return (error: unknown): never => {
+    if ((error as { code?: string }).code === 'P2002') {
+      throw new InvalidAlertRuleError('name', 'DUPLICATE_NAME', `an alert rule named "${name}" already exists`);
+    }
+    throw error;
+  };
 }
 
 async function assertNameFree(db: Db, name: string, id: bigint | null) {

@@ -103,11 +103,17 @@ export function alertWebhookId(alertId: bigint): string {
 /** The JSON body a rule's channel receives: the alert as data (STANDARD) or Slack's `{ text }` (SLACK). */
 export function alertBody(alert: AlertMessage, format: AlertFormat): string {
   if (format === 'SLACK') {
-    return JSON.stringify({ text: `:rotating_light: *${alert.trigger}* ${alert.summary} (rule "${alert.ruleName}", ${alert.subject})` });
+    const text = `:rotating_light: *${alert.trigger}* ${alert.summary} (rule "${alert.ruleName}", ${alert.subject})`;
+    return JSON.stringify({ text: escapeSlack(text) });
   }
   return JSON.stringify({
     id: alertWebhookId(alert.id), type: 'lazarus.alert', trigger: alert.trigger, subject: alert.subject, summary: alert.summary,
     details: alert.details, rule: { id: alert.ruleId?.toString() ?? null, name: alert.ruleName },
     attempt: alert.attempt, createdAt: alert.createdAt.toISOString(),
   });
+}
+
+/** Slack reads `<…>` as links and mentions; its docs ask for exactly these three escapes. */
+function escapeSlack(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
 }

@@ -24,7 +24,8 @@ const AlertFormatEnum = builder.enumType(AlertFormat, {
 });
 
 builder.prismaObject('AlertRule', {
-  description: 'Where and when alerts go. At most one alert per rule and subject per `windowSeconds`.',
+  description: 'Where and when alerts go. At most one alert per rule and subject per `windowSeconds`. Admins only (a target URL can be a secret, as Slack\'s are).',
+  authScopes: { admin: true },
   fields: (t) => ({
     id: t.id({ resolve: (r) => r.id.toString() }),
     name: t.exposeString('name'),
