@@ -1,5 +1,5 @@
 // Alert rules as admins change them: the whole resulting rule is validated, then one write. The
-// checks match the CHECK constraints of migration 20261125130000_alerts, and the target gets the
+// checks match the CHECK constraints of migration 20261125134500_alerts, and the target gets the
 // same SSRF rule as a retry policy's (targetUrlProblem): a private, loopback or metadata address
 // is refused unless allowPrivateTarget is set. Every refusal names the field and writes nothing.
 import type { Db } from '../db/createDb.ts';

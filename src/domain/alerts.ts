@@ -1,6 +1,6 @@
 // Raising alerts, and what an alert says. raiseAlert is the one entry point for event-driven
 // triggers: the error groups' triggers reach the same SQL function from the database
-// (lazarus_raise_alert, migration 20261125130000_alerts), the redrive guard calls raiseAlert with
+// (lazarus_raise_alert, migration 20261125134500_alerts), the redrive guard calls raiseAlert with
 // its transaction, and the metric evaluator (src/workers/alertEvaluation.ts) calls raiseMetricAlert.
 import type { Db, DbTx } from '../db/createDb.ts';
 import { raiseAlertRows } from '../db/sql/raiseAlert.ts';

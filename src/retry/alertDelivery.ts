@@ -1,4 +1,4 @@
-// The alert deliverer: the outbox loop for raised alerts (migration 20261125130000_alerts), built
+// The alert deliverer: the outbox loop for raised alerts (migration 20261125134500_alerts), built
 // from the retry loop's parts: the same signed POST with its SSRF checks (createWebhookPoster), the
 // same backoff (nextAttemptDelayMs, full jitter, Retry-After honoured) and the same claim shape
 // (a lease, FOR UPDATE SKIP LOCKED), so several processes deliver each alert once at a time and a

@@ -2,7 +2,7 @@ import type { AlertTrigger } from '../../generated/prisma/enums.ts';
 import type { Db, DbTx } from '../createDb.ts';
 
 /**
- * Raises `trigger` for `subject` through lazarus_raise_alert() (migration 20261125130000_alerts),
+ * Raises `trigger` for `subject` through lazarus_raise_alert() (migration 20261125134500_alerts),
  * in the transaction of `db` (a client or an interactive transaction): every enabled rule of the
  * trigger (or only `onlyRuleId`), at most once per rule, subject and window. Returns the ids raised.
  */
