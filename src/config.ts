@@ -25,6 +25,7 @@ export const DEFAULT_RETRY_LEASE_SECONDS = 30;
 export const DEFAULT_RETRY_POOL_MAX = 4;
 export const DEFAULT_RETENTION_DAYS = 30;
 export const DEFAULT_METRICS_MAX_EVENT_TYPES = 50;
+export const DEFAULT_ALERT_EVALUATE_INTERVAL_MS = 15_000;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -74,6 +75,7 @@ const envSchema = z.object({
   RETRY_POOL_MAX: z.coerce.number().int().min(2).max(100).default(DEFAULT_RETRY_POOL_MAX),
   RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(DEFAULT_RETENTION_DAYS),
   LAZARUS_METRICS_MAX_EVENT_TYPES: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_METRICS_MAX_EVENT_TYPES),
+  LAZARUS_ALERT_EVALUATE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_ALERT_EVALUATE_INTERVAL_MS),
 });
 
 export interface Config {
@@ -155,6 +157,10 @@ export interface Config {
     /** Distinct `event_type` label values per metric on /metrics; the rest are `_other`. Default 50. */
     readonly maxEventTypes: number;
   };
+  readonly alerts: {
+    /** How often metric alert rules (backlog, oldest pending age, exhausted rate) are evaluated. Default 15000 ms. */
+    readonly evaluateIntervalMs: number;
+  };
 }
 
 export interface ApiKeyConfig {
@@ -216,6 +222,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionDays: e.RETENTION_DAYS,
     }),
     metrics: Object.freeze({ maxEventTypes: e.LAZARUS_METRICS_MAX_EVENT_TYPES }),
+    alerts: Object.freeze({ evaluateIntervalMs: e.LAZARUS_ALERT_EVALUATE_INTERVAL_MS }),
   });
 }
 

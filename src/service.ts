@@ -24,6 +24,8 @@ import { createRetryMetrics } from './workers/retry/metrics.ts';
 import { compactRollups } from './domain/statsRollups.ts';
 import { startPeriodic } from './workers/periodic.ts';
 import { startRetryService, type RetryServiceOptions } from './workers/retry/startRetryService.ts';
+import { startAlertDelivery } from './workers/retry/alertDelivery.ts';
+import { startAlertEvaluation } from './workers/alertEvaluation.ts';
 import { isConsoleRequest, openConsoleSite } from './api/http/console.ts';
 import { countAppliedMigrations, notify } from './db/sql/serviceChecks.ts';
 
@@ -134,6 +136,12 @@ export async function startService(config: Config, logger: Logger, options: Retr
       const wake = options.wake ?? wakeOnDeadLetterHints(listener);
       const retry = startRetryService(databaseUrl, config, logger, { ...options, wake, metrics, outage });
       undo.push(() => retry.stop());
+      // Alerts go out where deliveries do. Each raise NOTIFYs lazarus_alerts at commit, which wakes
+      // the deliverer at once; it also polls every second.
+      const alerts = startAlertDelivery({ db: api.db, logger, outage, wake: (fn) => wakeOnAlerts(listener, fn) });
+      undo.push(() => alerts.stop());
+      const evaluation = startAlertEvaluation({ db: api.db, logger, everyMs: config.alerts.evaluateIntervalMs, outage });
+      undo.push(() => evaluation.stop());
     }
 
     const handleGraphQL = limitRequestBody(yoga, config.http.maxBatchBodyBytes);
@@ -176,6 +184,16 @@ function wakeOnDeadLetterHints(listener: ChangeListener): (fn: () => void) => ()
     return () => {
       active = false;
     };
+  };
+}
+
+function wakeOnAlerts(listener: ChangeListener, fn: () => void): () => void {
+  let active = true;
+  listener.onAlertsRaised(() => {
+    if (active) fn();
+  });
+  return () => {
+    active = false;
   };
 }
 

@@ -77,6 +77,7 @@ describe('a ramped redrive with a failure guard', () => {
       [EVENTS],
     );
     const server: GraphQLServer = writeServer(t.handle, undefined, { allowedEventTypes: [], redriveThreshold: 1_000, redriveRatePerSecond: 100 });
+    await t.handle.pool.query(`insert into alert_rules (name, "trigger", target_url, signing_secret) values ('guard', 'REDRIVE_PAUSED', 'https://alerts.example.com/hook', 'whsec_0123456789abcdef')`);
 
     const loop: RetryLoop = startRetryLoop({
       db: t.db, deliver: createWebhookDeliver(), logger: silentLogger, inProcessEventTypes: [],
@@ -101,6 +102,9 @@ describe('a ramped redrive with a failure guard', () => {
     expect(reason).toMatch(/^failure rate 0\.\d+ \(\d+ of the last 500 deliveries\) is above 0\.5$/);
     const pause = paused.redrive.history.at(-1);
     expect(pause).toMatchObject({ action: 'PAUSED', actor: 'redrive-guard', reason, after: { status: 'PAUSED', window: { outcomes: WINDOW } } });
+    // The pause raised the REDRIVE_PAUSED rule's alert, once, for this redrive.
+    const { rows: alerts } = await t.handle.pool.query(`select "trigger"::text, subject, summary from alerts`);
+    expect(alerts).toEqual([{ trigger: 'REDRIVE_PAUSED', subject: `redrive:${id}`, summary: `Redrive ${id} paused itself: ${reason}` }]);
     // The ramp rose from below its maximum and never went down.
     expect(rates[0]).toBeLessThan(2_000);
     expect(rates).toEqual([...rates].sort((a, b) => a - b));

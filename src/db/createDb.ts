@@ -3,6 +3,8 @@ import pg from 'pg';
 import { Prisma, PrismaClient } from '../generated/prisma/client.ts';
 
 export type Db = PrismaClient;
+/** An interactive transaction's client (`db.$transaction(async (tx) => …)`). */
+export type DbTx = Prisma.TransactionClient;
 
 export interface DbOptions {
   /** Connections in this pool. */

@@ -9,7 +9,7 @@ import { insertRedrive } from '../db/sql/insertRedrive.ts';
 import { readRedriveGuardWindow } from '../db/sql/readRedriveGuardWindow.ts';
 import { requeueRedriveBatch, type RedriveBatchResult } from '../db/sql/requeueRedriveBatch.ts';
 import { setRedriveStatus } from '../db/sql/setRedriveStatus.ts';
-import { raiseRedriveGuardAlert } from './redriveGuardAlert.ts';
+import { raiseAlert } from './alerts.ts';
 import {
   applyLimitsChange, constantLimits, guardPauseReason, isGuardTripped, isLimitsProblem, MAX_REDRIVE_RATE_PER_SECOND,
   type GuardWindow, type RedriveLimits, type RedriveLimitsChange,
@@ -206,7 +206,12 @@ export async function pauseRedriveByGuard(
     detail: { window: { outcomes: window.outcomes, failures: window.failures, lastAttemptId: window.lastAttemptId } },
   });
   if (!result.changed) return { paused: false, window };
-  await raiseRedriveGuardAlert(db, { redriveId: p.redriveId, reason, threshold: p.limits.pauseWhenFailureRateAbove!, window });
+  // The outbound alert (rules with trigger REDRIVE_PAUSED), throttled per redrive. A process killed
+  // between the pause and this call skips it; the PAUSED row in redrive_actions stays the record.
+  await raiseAlert(db, {
+    trigger: 'REDRIVE_PAUSED', subjectId: p.redriveId, summary: `Redrive ${p.redriveId} paused itself: ${reason}`,
+    details: { redriveId: String(p.redriveId), reason, threshold: p.limits.pauseWhenFailureRateAbove, window: { outcomes: window.outcomes, failures: window.failures } },
+  });
   return { paused: true, window, reason };
 }
 

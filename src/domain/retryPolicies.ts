@@ -2,7 +2,7 @@
 // write. A new type's policy starts as a copy of the default ('*') row.
 import type { Db } from '../db/createDb.ts';
 import type { BackoffKind, ErrorKind, RetryPolicy } from '../generated/prisma/client.ts';
-import { isPrivateHost } from './targetAddress.ts';
+import { targetUrlProblem } from './targetAddress.ts';
 
 export const DEFAULT_POLICY_EVENT_TYPE = '*';
 const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
@@ -94,19 +94,8 @@ function assertPolicy(p: PolicyValues) {
 }
 
 function assertTarget(targetUrl: string, allowPrivateTarget: boolean) {
-  let url: URL;
-  try {
-    url = new URL(targetUrl);
-  } catch {
-    throw new InvalidRetryPolicyError('targetUrl', 'INVALID_URL', 'targetUrl is not a valid URL');
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || targetUrl.length > 2000) {
-    throw new InvalidRetryPolicyError('targetUrl', 'INVALID_URL', 'targetUrl must be an http(s) URL of at most 2000 characters');
-  }
-  if (!allowPrivateTarget && isPrivateHost(url.hostname)) {
-    throw new InvalidRetryPolicyError('targetUrl', 'PRIVATE_TARGET',
-      `targetUrl points at a private, loopback or metadata address (${url.hostname}); set allowPrivateTarget to allow it`);
-  }
+  const problem = targetUrlProblem(targetUrl, allowPrivateTarget);
+  if (problem) throw new InvalidRetryPolicyError('targetUrl', problem.reason, problem.message);
 }
 
 function range(field: string, value: number, min: number, max: number) {

@@ -48,3 +48,23 @@ function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4 | null {
       return bytes.slice(0, 12).every((b) => b === 0) && ip.range() !== 'unspecified' && ip.range() !== 'loopback' ? v4(12) : null;
   }
 }
+
+/** Why `targetUrl` cannot be a webhook target (INVALID_URL, PRIVATE_TARGET), or null when it can. */
+export function targetUrlProblem(targetUrl: string, allowPrivateTarget: boolean): { reason: 'INVALID_URL' | 'PRIVATE_TARGET'; message: string } | null {
+  let url: URL;
+  try {
+    url = new URL(targetUrl);
+  } catch {
+    return { reason: 'INVALID_URL', message: 'targetUrl is not a valid URL' };
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || targetUrl.length > 2000) {
+    return { reason: 'INVALID_URL', message: 'targetUrl must be an http(s) URL of at most 2000 characters' };
+  }
+  if (!allowPrivateTarget && isPrivateHost(url.hostname)) {
+    return {
+      reason: 'PRIVATE_TARGET',
+      message: `targetUrl points at a private, loopback or metadata address (${url.hostname}); set allowPrivateTarget to allow it`,
+    };
+  }
+  return null;
+}

@@ -12,14 +12,15 @@
 //  - pg-listen's terminal `error` (a re-LISTEN failed) is logged and the subscriber is rebuilt.
 //  - reconnect() rebuilds it on request (the heartbeat in listenerHealth.ts found LISTEN dead).
 // Besides the changes channel the session LISTENs on a channel of its own process (probeChannel),
-// which listenerHealth.ts NOTIFYs from another session to prove notifications still arrive.
+// which listenerHealth.ts NOTIFYs from another session to prove notifications still arrive, and on
+// lazarus_alerts, a bare wake-up for the alert deliverer (its payload is never read).
 // Payloads are parsed by parseHint, which never throws: forged or garbage NOTIFYs are logged
 // and dropped here.
 import { randomBytes } from 'node:crypto';
 import pgListen, { type Subscriber } from 'pg-listen';
 import type { Logger } from '../logger.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
-import { CHANGES_CHANNEL } from './channels.ts';
+import { ALERTS_CHANNEL, CHANGES_CHANNEL } from './channels.ts';
 import { parseHint, type ChangeHint } from './parseHint.ts';
 
 export interface ChangeListener {
@@ -29,6 +30,8 @@ export interface ChangeListener {
   isConnected(): boolean;
   onHint(handler: (hint: ChangeHint) => void): void;
   onConnected(handler: () => void): void;
+  /** A transaction that raised alerts committed (channel lazarus_alerts; the payload is ignored). */
+  onAlertsRaised(handler: () => void): void;
   /** This process's own channel; its payloads go to onProbe handlers, never to onHint. */
   readonly probeChannel: string;
   onProbe(handler: (payload: string) => void): void;
@@ -70,6 +73,7 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
   const hintHandlers: ((hint: ChangeHint) => void)[] = [];
   const connectedHandlers: (() => void)[] = [];
   const probeHandlers: ((payload: string) => void)[] = [];
+  const alertHandlers: (() => void)[] = [];
   const probeChannel = options.probeChannel ?? `lazarus_probe_${randomBytes(8).toString('hex')}`;
   let subscriber: Subscriber | null = null;
   let connected = false;
@@ -109,6 +113,7 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
         if (typeof raw === 'string') emit(probeHandlers, raw);
         return;
       }
+      if (channel === ALERTS_CHANNEL) return emit(alertHandlers);
       if (channel !== CHANGES_CHANNEL) return;
       if (!payload || (payload as Record<symbol, unknown>)[INVALID] !== undefined) {
         const raw = String((payload as Record<symbol, unknown> | undefined)?.[INVALID] ?? '');
@@ -149,6 +154,7 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
         await sub.connect();
         await sub.listenTo(CHANGES_CHANNEL);
         await sub.listenTo(probeChannel);
+        await sub.listenTo(ALERTS_CHANNEL);
         if (stopped) return;
         connected = true;
         logger.info({ channel: CHANGES_CHANNEL }, 'listening for changes');
@@ -192,5 +198,6 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
     reconnects: () => reconnects,
     onHint: (handler) => void hintHandlers.push(handler),
     onConnected: (handler) => void connectedHandlers.push(handler),
+    onAlertsRaised: (handler) => void alertHandlers.push(handler),
   };
 }

@@ -46,6 +46,7 @@ export async function truncateAll(handle: DbHandle): Promise<void> {
   await handle.pool.query(
     `truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
      truncate rate_limit_windows;
+     truncate alerts, alert_throttles, alert_rules restart identity;
      delete from retry_policies where event_type <> '*'`,
   );
 }

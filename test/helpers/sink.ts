@@ -1,5 +1,5 @@
 // A local webhook receiver on port 0. Each request is recorded; `respond` decides the answer.
-import { once } from 'node:events';
+import { EventEmitter, once } from 'node:events';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -12,6 +12,8 @@ export interface SinkRequest {
 export interface Sink {
   url: string;
   requests: SinkRequest[];
+  /** Emits `request` (SinkRequest) as each request arrives, before it is answered. */
+  readonly events: EventEmitter;
   respond: (req: SinkRequest, res: ServerResponse) => void;
   /** From now on, requests get no answer until `release()` (a slow or hung receiver); `hold(false)` answers new ones again, leaving the held ones waiting. */
   hold(on?: boolean): void;
@@ -28,6 +30,7 @@ export async function startSink(): Promise<Sink> {
   const sink: Sink = {
     url: '',
     requests: [],
+    events: new EventEmitter(),
     respond: (_req, res) => {
       if (holding) held.push(res);
       else res.writeHead(200).end('ok');
@@ -53,6 +56,7 @@ export async function startSink(): Promise<Sink> {
       const body = Buffer.concat(chunks).toString('utf8');
       const entry = { headers: req.headers, body, json: JSON.parse(body || '{}') };
       sink.requests.push(entry);
+      sink.events.emit('request', entry);
       sink.respond(entry, res);
     });
   });

@@ -10,6 +10,8 @@ import './deadLetterStats.ts';
 import './subscriptions.ts';
 import './retryPolicy.ts';
 import './transform.ts';
+import './alertRule.ts';
+import './alert.ts';
 import './viewer.ts';
 
 export const schema: GraphQLSchema = builder.toSchema();

@@ -30,34 +30,63 @@ export interface WebhookOptions {
   lookup?: typeof lookup;
 }
 
+/** One signed POST: what a dead letter's delivery and an alert's delivery have in common. */
+export interface SignedPost {
+  url: string;
+  /** webhook-id: the same on every attempt of one message. */
+  id: string;
+  body: string;
+  /** Standard Webhooks secret; null sends no webhook-signature. */
+  secret: string | null;
+  allowPrivateTarget: boolean;
+  timeoutMs: number;
+  permanentStatusCodes: readonly number[];
+}
+
+export type PostWebhook = (post: SignedPost, signal: AbortSignal) => Promise<DeliveryResult>;
+
 export function createWebhookDeliver(options: WebhookOptions = {}): Deliver {
+  const post = createWebhookPoster(options);
+  return async (event, policy, signal) => {
+    if (!policy.targetUrl) return failure('FAILED', 'no delivery target configured');
+    const body = JSON.stringify({
+      id: webhookId(event), type: event.eventType, queue: event.queue, source: event.source, orderingKey: event.orderingKey,
+      attempt: event.attempts, occurredAt: event.occurredAt.toISOString(), headers: event.headers, payload: event.payload,
+    });
+    return post({
+      url: policy.targetUrl, id: webhookId(event), body, secret: policy.signingSecret, allowPrivateTarget: policy.allowPrivateTarget,
+      timeoutMs: policy.timeoutMs, permanentStatusCodes: policy.permanentStatusCodes,
+    }, signal);
+  };
+}
+
+/**
+ * Signs and POSTs, following up to 3 redirects, with the SSRF checks on every hop and on every
+ * address a name resolves to (unless allowPrivateTarget). Never throws: every failure is a result.
+ */
+export function createWebhookPoster(options: WebhookOptions = {}): PostWebhook {
   const nowMs = options.nowMs ?? Date.now;
   // Addresses are checked in the connection's own lookup, so the address checked is the address
   // connected to: no second resolution for a rebinding DNS server to answer differently.
   const publicOnly = new Agent({ connect: { lookup: lookupPublicOnly(options.lookup ?? lookup) } });
-  return async (event, policy, signal) => {
-    if (!policy.targetUrl) return failure('FAILED', 'no delivery target configured');
-    const id = webhookId(event);
-    const body = JSON.stringify({
-      id, type: event.eventType, queue: event.queue, source: event.source, orderingKey: event.orderingKey,
-      attempt: event.attempts, occurredAt: event.occurredAt.toISOString(), headers: event.headers, payload: event.payload,
-    });
+  return async (post, signal) => {
+    const { id, body } = post;
     const timestamp = Math.floor(nowMs() / 1000);
     const headers: Record<string, string> = {
       'content-type': 'application/json', 'user-agent': 'lazarus-dlq', 'webhook-id': id, 'webhook-timestamp': String(timestamp),
     };
-    if (policy.signingSecret) headers['webhook-signature'] = signWebhook(policy.signingSecret, id, timestamp, body);
-    const timeout = AbortSignal.any([signal, AbortSignal.timeout(policy.timeoutMs)]);
-    let url = policy.targetUrl;
+    if (post.secret) headers['webhook-signature'] = signWebhook(post.secret, id, timestamp, body);
+    const timeout = AbortSignal.any([signal, AbortSignal.timeout(post.timeoutMs)]);
+    let url = post.url;
     try {
       for (let hop = 0; ; hop++) {
         const { hostname } = new URL(url);
-        if (!policy.allowPrivateTarget && isPrivateHost(hostname)) {
-          return failure('PERMANENT_FAILURE', `target ${hostname} is a private address and the policy does not allow private targets`);
+        if (!post.allowPrivateTarget && isPrivateHost(hostname)) {
+          return failure('PERMANENT_FAILURE', `target ${hostname} is a private address and private targets are not allowed`);
         }
         const response = await fetch(url, {
           method: 'POST', headers, body, redirect: 'manual', signal: timeout,
-          ...(!policy.allowPrivateTarget && { dispatcher: publicOnly }),
+          ...(!post.allowPrivateTarget && { dispatcher: publicOnly }),
         });
         const summary = await readSummary(response);
         const location = response.headers.get('location');
@@ -67,10 +96,10 @@ export function createWebhookDeliver(options: WebhookOptions = {}): Deliver {
           if (!/^https?:$/.test(new URL(url).protocol)) return failure('PERMANENT_FAILURE', `redirect to a non-http(s) URL`, response.status, summary);
           continue;
         }
-        return toResult(response, summary, policy.permanentStatusCodes, nowMs());
+        return toResult(response, summary, post.permanentStatusCodes, nowMs());
       }
     } catch (error) {
-      if (timeout.aborted && !signal.aborted) return failure('TIMED_OUT', `no response within ${policy.timeoutMs} ms`);
+      if (timeout.aborted && !signal.aborted) return failure('TIMED_OUT', `no response within ${post.timeoutMs} ms`);
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       if (cause instanceof PrivateAddressError) return failure('PERMANENT_FAILURE', cause.message);
       return failure('FAILED', cause?.code ?? cause?.message ?? (error as Error).message);
@@ -96,7 +125,7 @@ function lookupPublicOnly(resolve: typeof lookup) {
   };
 }
 
-function toResult(response: Response, summary: string, permanentStatusCodes: number[], now: number): DeliveryResult {
+function toResult(response: Response, summary: string, permanentStatusCodes: readonly number[], now: number): DeliveryResult {
   const status = response.status;
   if (status >= 200 && status < 300) return { ok: true, statusCode: status, responseBody: summary || null };
   const retryAfterMs = RETRY_AFTER_STATUSES.has(status) ? parseRetryAfterMs(response.headers.get('retry-after'), now) : null;
