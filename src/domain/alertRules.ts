@@ -4,6 +4,7 @@
 // is refused unless allowPrivateTarget is set. Every refusal names the field and writes nothing.
 import type { Db } from '../db/createDb.ts';
 import type { AlertFormat, AlertRule, AlertTrigger } from '../generated/prisma/client.ts';
+import { InvalidSettingError } from './errors.ts';
 import { targetUrlProblem } from './targetAddress.ts';
 
 /** Triggers compared against a figure, which need a threshold; the others are raised by events. */
@@ -13,15 +14,8 @@ const MAX_WINDOW_SECONDS = 30 * 86_400;
 const MAX_INT = 2_147_483_647;
 
 /** An alert rule an admin asked for that cannot be stored; nothing was written. */
-export class InvalidAlertRuleError extends Error {
+export class InvalidAlertRuleError extends InvalidSettingError {
   override name = 'InvalidAlertRuleError';
-  readonly field: string;
-  readonly reason: string;
-  constructor(field: string, reason: string, message: string) {
-    super(message);
-    this.field = field;
-    this.reason = reason;
-  }
 }
 
 /** No alert rule has this id. */

@@ -59,3 +59,16 @@ export class ValidationError extends DomainError {
     this.index = index;
   }
 }
+
+/** A setting an admin asked for (a retry policy, an alert rule) that cannot be stored; nothing was written. */
+export class InvalidSettingError extends Error {
+  override name = 'InvalidSettingError';
+  /** The input field at fault, and a machine-readable reason (e.g. OUT_OF_RANGE). */
+  readonly field: string;
+  readonly reason: string;
+  constructor(field: string, reason: string, message: string) {
+    super(message);
+    this.field = field;
+    this.reason = reason;
+  }
+}

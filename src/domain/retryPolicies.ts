@@ -2,6 +2,7 @@
 // write. A new type's policy starts as a copy of the default ('*') row.
 import type { Db } from '../db/createDb.ts';
 import type { BackoffKind, ErrorKind, RetryPolicy } from '../generated/prisma/client.ts';
+import { InvalidSettingError } from './errors.ts';
 import { targetUrlProblem } from './targetAddress.ts';
 
 export const DEFAULT_POLICY_EVENT_TYPE = '*';
@@ -9,15 +10,8 @@ const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
 const MAX_INT = 2_147_483_647;
 
 /** A policy change an admin asked for that cannot be stored; nothing was written. */
-export class InvalidRetryPolicyError extends Error {
+export class InvalidRetryPolicyError extends InvalidSettingError {
   override name = 'InvalidRetryPolicyError';
-  readonly field: string;
-  readonly reason: string;
-  constructor(field: string, reason: string, message: string) {
-    super(message);
-    this.field = field;
-    this.reason = reason;
-  }
 }
 
 /** Fields an admin may set; undefined keeps the current value, null clears a nullable one. */

@@ -52,6 +52,15 @@ export function mutationProblem(result: { error?: Error; data?: object | null })
 const number = new Intl.NumberFormat('en-US');
 export const fmt = (n: number) => number.format(n);
 
+/** An editor's text as JSON, or the parser's message. */
+export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (e) {
+    return { ok: false, message: (e as Error).message };
+  }
+}
+
 export function ago(iso: string | null | undefined, now = Date.now()): string {
   if (!iso) return '—';
   return duration((now - Date.parse(iso)) / 1000) + ' ago';

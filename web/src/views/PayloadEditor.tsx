@@ -9,7 +9,7 @@ import { basicSetup } from 'codemirror';
 import { create } from 'jsondiffpatch';
 import { format as toJsonPatch } from 'jsondiffpatch/formatters/jsonpatch';
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { ErrorNote, mutationProblem, useSession } from '../ui.tsx';
+import { ErrorNote, mutationProblem, parseJson, useSession } from '../ui.tsx';
 import { EditPayload, type Detail } from './EventDetail.tsx';
 
 const differ = create({ objectHash: (o: object) => JSON.stringify(o) });
@@ -43,13 +43,7 @@ export default function PayloadEditor({ dl, onDone }: { dl: Detail; onDone: () =
     return () => view.destroy();
   }, [original]);
 
-  const parsed = useMemo(() => {
-    try {
-      return { ok: true as const, value: JSON.parse(text) as unknown };
-    } catch (e) {
-      return { ok: false as const, message: (e as Error).message };
-    }
-  }, [text]);
+  const parsed = useMemo(() => parseJson(text), [text]);
   const operations = useMemo(() => {
     if (!parsed.ok) return [];
     const delta = differ.diff(dl.payload, parsed.value);

@@ -13,7 +13,7 @@ import { format as toJsonPatch } from 'jsondiffpatch/formatters/jsonpatch';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { DeadLetterFilter } from '../filters.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
-import { ErrorNote, fmt, mutationProblem, useSession } from '../ui.tsx';
+import { ErrorNote, fmt, mutationProblem, parseJson, useSession } from '../ui.tsx';
 
 const PreviewQuery = graphql(`
   query PreviewTransform($input: PreviewTransformInput!) {
@@ -85,13 +85,7 @@ export default function TransformPayloads({ filter, onClose }: { filter: DeadLet
     return () => view.destroy();
   }, [kind]);
 
-  const parsed = useMemo(() => {
-    try {
-      return { ok: true as const, value: JSON.parse(text) as unknown };
-    } catch (e) {
-      return { ok: false as const, message: (e as Error).message };
-    }
-  }, [text]);
+  const parsed = useMemo(() => parseJson(text), [text]);
   useEffect(() => setPreview(null), [text, kind]);
 
   const input = () => ({ filter, [kind]: parsed.ok ? parsed.value : null });
