@@ -7,6 +7,7 @@ import './operatorMutations.ts';
 import './deadLetterConnection.ts';
 import './deadLetterHistory.ts';
 import './deadLetterStats.ts';
+import './errorGroup.ts';
 import './subscriptions.ts';
 import './retryPolicy.ts';
 import './viewer.ts';

@@ -72,6 +72,7 @@ const COLUMNS = {
   errorMessage: 'd.error_message',
   errorStack: 'd.error_stack',
   errorSignature: 'd.error_signature',
+  fingerprint: 'd.fingerprint',
   status: 'd.status',
   attempts: 'd.attempts',
   maxAttempts: 'd.max_attempts',

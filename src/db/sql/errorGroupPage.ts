@@ -1,0 +1,102 @@
+// One page of error groups by keyset: (sort key, id) strictly below the cursor, largest first.
+// The groups table is small (one row per distinct failure) and no index covers the counters (so
+// the triggers' updates stay HOT), so each order sorts the matching groups.
+import { Prisma } from '../../generated/prisma/client.ts';
+import type { ErrorGroup } from '../../generated/prisma/client.ts';
+import type { ErrorGroupStatus, ErrorKind } from '../../generated/prisma/enums.ts';
+import { queryPg, toBigInts, type Db } from '../createDb.ts';
+
+export type ErrorGroupOrderField = 'LAST_SEEN' | 'COUNT' | 'UNRESOLVED' | 'TREND';
+
+/** How far back TREND counts: the events recorded in the last 24 hours. */
+export const TREND_HOURS = 24;
+
+export interface ErrorGroupFilterSql {
+  ids?: bigint[];
+  statuses?: ErrorGroupStatus[];
+  eventTypes?: string[];
+  errorKinds?: ErrorKind[];
+  /** Groups that saw any of these queues (or sources). */
+  queues?: string[];
+  sources?: string[];
+  /** Case-insensitive substring of the signature, as a LIKE pattern already escaped. */
+  signatureLike?: string;
+  lastSeen?: { from?: Date; to?: Date };
+}
+
+// Whitelisted SQL for each order; `cast` turns the cursor's text back into the key's type.
+const SORT_KEYS: Record<ErrorGroupOrderField, { expr: string; cast: string }> = {
+  LAST_SEEN: { expr: 'g.last_seen', cast: 'timestamptz' },
+  COUNT: { expr: 'g.total_count', cast: 'bigint' },
+  UNRESOLVED: { expr: 'g.unresolved_count', cast: 'bigint' },
+  TREND: { expr: 'g.recent_count', cast: 'bigint' },
+};
+
+export type ErrorGroupPageRow = ErrorGroup & { recentCount: bigint; sortKey: string };
+
+function whereSql(f: ErrorGroupFilterSql): Prisma.Sql {
+  const parts: Prisma.Sql[] = [];
+  if (f.ids) parts.push(Prisma.sql`g.id = any(${f.ids.map(String)}::bigint[])`);
+  if (f.statuses) parts.push(Prisma.sql`g.status::text = any(${f.statuses}::text[])`);
+  if (f.eventTypes) parts.push(Prisma.sql`g.event_type = any(${f.eventTypes}::text[])`);
+  if (f.errorKinds) parts.push(Prisma.sql`g.error_kind::text = any(${f.errorKinds}::text[])`);
+  if (f.queues) parts.push(Prisma.sql`g.queues && ${f.queues}::text[]`);
+  if (f.sources) parts.push(Prisma.sql`g.sources && ${f.sources}::text[]`);
+  if (f.signatureLike !== undefined) parts.push(Prisma.sql`g.signature ilike ${f.signatureLike}`);
+  if (f.lastSeen?.from) parts.push(Prisma.sql`g.last_seen >= ${f.lastSeen.from}::timestamptz`);
+  if (f.lastSeen?.to) parts.push(Prisma.sql`g.last_seen < ${f.lastSeen.to}::timestamptz`);
+  return parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`;
+}
+
+const recentSql = (now: Date) => Prisma.sql`(select coalesce(sum(h.count), 0) from error_group_hours h
+  where h.group_id = g.id and h.bucket >= date_trunc('hour', ${now}::timestamptz, 'UTC') - ${TREND_HOURS - 1}::int * interval '1 hour')`;
+
+export interface ErrorGroupPageQuery {
+  filter: ErrorGroupFilterSql;
+  field: ErrorGroupOrderField;
+  after: { key: string; id: bigint } | null;
+  limit: number;
+  /** The clock TREND counts back from. */
+  now: Date;
+}
+
+/** Groups in `field` order, descending, ties by id descending; each with its recent count. */
+export async function readErrorGroupPage(db: Db, q: ErrorGroupPageQuery): Promise<ErrorGroupPageRow[]> {
+  const sort = SORT_KEYS[q.field];
+  const expr = Prisma.raw(sort.expr);
+  const after = q.after
+    ? Prisma.sql`and (${expr}, g.id) < (${q.after.key}::${Prisma.raw(sort.cast)}, ${q.after.id}::bigint)`
+    : Prisma.empty;
+  const rows = await queryPg<Record<string, unknown>>(db, Prisma.sql`
+    select g.id, g.event_type as "eventType", g.error_kind::text as "errorKind", g.signature, g.status::text as status,
+           g.first_seen as "firstSeen", g.last_seen as "lastSeen", g.total_count as "totalCount",
+           g.unresolved_count as "unresolvedCount", g.queues, g.sources, g.sample_dead_letter_id as "sampleDeadLetterId",
+           g.regressed_at as "regressedAt", g.note, g.created_at as "createdAt", g.updated_at as "updatedAt",
+           g.recent_count as "recentCount", ${expr}::text as "sortKey"
+      from (select g.*, ${recentSql(q.now)} as recent_count from error_groups g where ${whereSql(q.filter)}) g
+     where true ${after}
+     order by ${expr} desc, g.id desc
+     limit ${q.limit}::int`);
+  return rows.map((row) => toBigInts<ErrorGroupPageRow>(row, ['id', 'totalCount', 'unresolvedCount', 'sampleDeadLetterId', 'recentCount']));
+}
+
+/** How many groups match the filter. */
+export async function countErrorGroups(db: Db, filter: ErrorGroupFilterSql): Promise<number> {
+  const [row] = await queryPg<{ n: number }>(db, Prisma.sql`select count(*)::int as n from error_groups g where ${whereSql(filter)}`);
+  return row!.n;
+}
+
+export interface HourCount {
+  start: Date;
+  count: number;
+}
+
+/** Events recorded into the group per UTC hour, for the `hours` hours up to `now`'s, zeros included. */
+export async function readErrorGroupHours(db: Db, groupId: bigint, hours: number, now: Date): Promise<HourCount[]> {
+  return queryPg<HourCount>(db, Prisma.sql`
+    select s.start, coalesce(h.count, 0)::int as count
+      from generate_series(date_trunc('hour', ${now}::timestamptz, 'UTC') - ${hours - 1}::int * interval '1 hour',
+                           date_trunc('hour', ${now}::timestamptz, 'UTC'), interval '1 hour') s(start)
+      left join error_group_hours h on h.group_id = ${groupId}::bigint and h.bucket = s.start
+     order by s.start`);
+}

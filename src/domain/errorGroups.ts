@@ -1,0 +1,68 @@
+// Error groups: operator moves between statuses, and the group key subscriptions match on.
+//
+// Statuses: OPEN → ACKNOWLEDGED (someone is on it) → RESOLVED (fixed), and IGNORED (counted,
+// never alerted, never changed by the database). The triggers of migration 20261125100000
+// also move groups: OPEN or ACKNOWLEDGED → RESOLVED when no member is unresolved, RESOLVED → OPEN
+// on a new failure (regressed) or a member requeued. Each move, theirs or an operator's, is a
+// history row with actor and reason.
+import type { Db } from '../db/createDb.ts';
+import type { ErrorGroupKey } from '../db/sql/errorGroupMembers.ts';
+import { setErrorGroupStatus } from '../db/sql/setErrorGroupStatus.ts';
+import type { ErrorGroupStatus, ErrorKind } from '../generated/prisma/enums.ts';
+import { ErrorGroupNotFoundError, InvalidErrorGroupTransitionError, ValidationError } from './errors.ts';
+
+export const MAX_GROUP_REASON_LENGTH = 2000;
+export const MAX_GROUP_NOTE_LENGTH = 2000;
+
+export type ErrorGroupMove = 'ACKNOWLEDGE' | 'RESOLVE' | 'IGNORE' | 'REOPEN';
+
+/** Where each move goes, and the statuses it is legal from (never from the status it sets). */
+export const ERROR_GROUP_MOVES: Record<ErrorGroupMove, { to: ErrorGroupStatus; from: ErrorGroupStatus[] }> = {
+  ACKNOWLEDGE: { to: 'ACKNOWLEDGED', from: ['OPEN'] },
+  RESOLVE: { to: 'RESOLVED', from: ['OPEN', 'ACKNOWLEDGED', 'IGNORED'] },
+  IGNORE: { to: 'IGNORED', from: ['OPEN', 'ACKNOWLEDGED', 'RESOLVED'] },
+  REOPEN: { to: 'OPEN', from: ['ACKNOWLEDGED', 'RESOLVED', 'IGNORED'] },
+};
+
+export type { ErrorGroupKey };
+
+/** The signature a dead letter is grouped by: its fingerprint when the producer set one. */
+export function groupSignatureOf(row: { fingerprint: string | null; errorSignature: string }): string {
+  return row.fingerprint ?? row.errorSignature;
+}
+
+/** The group's key, or null when there is no such group. */
+export async function readErrorGroupKey(db: Db, id: bigint): Promise<ErrorGroupKey | null> {
+  return db.errorGroup.findUnique({ where: { id }, select: { eventType: true, errorKind: true, signature: true } });
+}
+
+export interface MoveErrorGroupOptions {
+  id: bigint;
+  move: ErrorGroupMove;
+  reason: string | null;
+  note: string | null;
+}
+
+/**
+ * Moves a group to the move's status, recording actor, reason and note. NOT_FOUND for an unknown
+ * id; CONFLICT (InvalidErrorGroupTransitionError) from a status the move is not legal from.
+ * Members are untouched: act on them with the bulk mutations and `filter: { groupId }`.
+ */
+export async function moveErrorGroup(db: Db, actor: string, o: MoveErrorGroupOptions): Promise<void> {
+  const reason = optionalText('reason', o.reason, MAX_GROUP_REASON_LENGTH);
+  const note = optionalText('note', o.note, MAX_GROUP_NOTE_LENGTH);
+  const { to, from } = ERROR_GROUP_MOVES[o.move];
+  const moved = await setErrorGroupStatus(db, { id: o.id, to, allowed: from, actor, reason, note });
+  if (moved !== null) return;
+  const current = await db.errorGroup.findUnique({ where: { id: o.id }, select: { status: true } });
+  if (!current) throw new ErrorGroupNotFoundError(o.id);
+  throw new InvalidErrorGroupTransitionError(o.id, current.status, to);
+}
+
+function optionalText(field: string, value: string | null, max: number): string | null {
+  if (value === null) return null;
+  const trimmed = value.trim();
+  if (trimmed.length === 0) return null;
+  if (trimmed.length > max) throw new ValidationError(field, `must be at most ${max} characters`);
+  return trimmed;
+}
