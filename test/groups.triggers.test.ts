@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
 
 const t = useTestDatabase();
@@ -25,8 +26,10 @@ interface GroupRow {
   regressed_at: Date | null;
 }
 
+/** The groups once the ledger is folded (the service folds within a fraction of a second), in order of first event. */
 async function groups(): Promise<GroupRow[]> {
-  return (await sql.query<GroupRow>('select * from error_groups order by id')).rows;
+  await foldErrorGroupLedger(t.db);
+  return (await sql.query<GroupRow>('select * from error_groups order by sample_dead_letter_id nulls last, id')).rows;
 }
 
 async function history(groupId: string) {
@@ -105,8 +108,8 @@ describe('error groups kept by the database', () => {
     expect(rows.map((g) => [g.signature, g.total_count, g.unresolved_count])).toEqual([['alpha <n>', '3', '3'], ['beta <n>', '1', '1']]);
     expect(await history(rows[0]!.id)).toEqual([[null, 'OPEN', 'system', 'first seen']]);
     expect(await history(rows[1]!.id)).toEqual([[null, 'OPEN', 'system', 'first seen']]);
-    const { rows: hours } = await sql.query<{ group_id: string; count: string }>('select group_id::text, count::text from error_group_hours order by group_id');
-    expect(hours.map((h) => [h.group_id, h.count])).toEqual([[rows[0]!.id, '3'], [rows[1]!.id, '1']]);
+    const { rows: hours } = await sql.query<{ group_id: string; count: string }>('select group_id::text, count::text from error_group_hours');
+    expect(new Map(hours.map((h) => [h.group_id, h.count]))).toEqual(new Map([[rows[0]!.id, '3'], [rows[1]!.id, '1']]));
   });
 
   it('resolves a group by itself when no member is unresolved, and records why', async () => {
@@ -132,7 +135,9 @@ describe('error groups kept by the database', () => {
 
   it('reopens a RESOLVED group as regressed when a new failure arrives', async () => {
     const a = await insert({});
+    await groups();
     await sql.query(`update dead_letters set status = 'RESOLVED' where id = $1`, [a]);
+    expect((await groups())[0]).toMatchObject({ status: 'RESOLVED' });
     await insert({ message: 'HTTP 503 from inventory (request 99)' });
 
     const [group] = await groups();
@@ -143,7 +148,9 @@ describe('error groups kept by the database', () => {
 
   it('reopens a RESOLVED group without calling it a regression when a member is requeued', async () => {
     const a = await insert({ status: 'EXHAUSTED' });
+    await groups();
     await sql.query(`update dead_letters set status = 'RESOLVED' where id = $1`, [a]);
+    expect((await groups())[0]).toMatchObject({ status: 'RESOLVED' });
     await sql.query(`update dead_letters set status = 'PENDING' where id = $1`, [a]);
     const [group] = await groups();
     expect(group).toMatchObject({ status: 'OPEN', unresolved_count: '1', regressed_at: null });
@@ -187,9 +194,75 @@ describe('error groups kept by the database', () => {
     ]);
   });
 
+  it('leaves a RESOLVED group RESOLVED when a failure arrives and is resolved within one fold', async () => {
+    const a = await insert({});
+    await sql.query(`update dead_letters set status = 'RESOLVED' where id = $1`, [a]);
+    await groups();
+    const b = await insert({});
+    await sql.query(`update dead_letters set status = 'SUCCEEDED' where id = $1`, [b]);
+    const [group] = await groups();
+    expect(group).toMatchObject({ status: 'RESOLVED', total_count: '2', unresolved_count: '0', regressed_at: null });
+  });
+
+  it('folds a ledger longer than one batch in several short batches, with the same result', async () => {
+    await sql.query(`insert into dead_letters (event_type, error_kind, error_message) select 'many.' || i, 'UNKNOWN', 'x' from generate_series(1, 25) i`);
+    for (let i = 0; i < 30; i += 1) await insert({ eventType: `many.${i % 5}`, kind: 'UNKNOWN', message: 'x' });
+    const batches: number[] = [];
+    const result = await foldErrorGroupLedger(t.db, { batchRows: 10, onBatch: (b) => batches.push(b.taken) });
+    expect(result).toMatchObject({ folded: 55, busy: false });
+    expect(batches).toEqual([10, 10, 10, 10, 10, 5]);
+    const { rows } = await sql.query<{ n: string; total: string }>('select count(*)::text as n, sum(total_count)::text as total from error_groups');
+    expect(rows[0]).toEqual({ n: '26', total: '55' }); // many.0 … many.25
+  });
+
   it('lets concurrent single-row writers to one group count every row', async () => {
     await Promise.all(Array.from({ length: 40 }, (_, i) => insert({ message: `HTTP 503 from inventory (request ${i})` })));
     const [group] = await groups();
     expect(group).toMatchObject({ total_count: '40', unresolved_count: '40' });
+  });
+});
+
+describe('no producer waits on another', () => {
+  const INSERT = `insert into dead_letters (event_type, error_kind, error_message) values ('order.placed', 'DOWNSTREAM_API', $1)`;
+
+  it('commits a second producer’s insert into a group while the first producer’s transaction is still open', async () => {
+    const first = await sql.connect();
+    const second = await sql.connect();
+    try {
+      await first.query('begin');
+      await first.query(INSERT, ['HTTP 503 from inventory (request 1)']);
+      await second.query('begin');
+      // A wait on the first transaction's locks would surface here as an error, not as a hang.
+      await second.query(`set local lock_timeout = '5s'`);
+      await second.query(INSERT, ['HTTP 503 from inventory (request 2)']);
+      await second.query('update dead_letters set status = $1 where error_message = $2', ['RESOLVED', 'HTTP 503 from inventory (request 2)']);
+      await second.query('commit');
+
+      // The folder and an operator move do not wait on the open producer either.
+      const [group] = await groups();
+      expect(group).toMatchObject({ total_count: '1', unresolved_count: '0', status: 'RESOLVED' });
+      await second.query('begin');
+      await second.query(`set local lock_timeout = '5s'`);
+      await second.query(`update error_groups set note = 'seen' where id = $1`, [group!.id]);
+      await second.query('commit');
+
+      await first.query('commit');
+      const [after] = await groups();
+      expect(after).toMatchObject({ total_count: '2', unresolved_count: '1', status: 'OPEN', note: 'seen' });
+      expect(after!.regressed_at).toBeInstanceOf(Date);
+    } finally {
+      first.release();
+      second.release();
+    }
+  });
+
+  it('lets two folders run at once: one folds, the other steps aside, and every delta counts once', async () => {
+    await sql.query(`insert into dead_letters (event_type, error_kind, error_message) select 'order.placed', 'DOWNSTREAM_API', 'boom ' || i from generate_series(1, 300) i`);
+    for (let i = 0; i < 20; i += 1) await sql.query(INSERT, [`boom ${i}`]);
+    const results = await Promise.all([foldErrorGroupLedger(t.db, { batchRows: 3 }), foldErrorGroupLedger(t.db, { batchRows: 3 })]);
+    const rest = await foldErrorGroupLedger(t.db);
+    expect(results.reduce((n, r) => n + r.folded, 0) + rest.folded).toBe(21);
+    const [group] = await groups();
+    expect(group).toMatchObject({ total_count: '320', unresolved_count: '320' });
   });
 });

@@ -2,9 +2,7 @@
 // in db/sql/deadLetterWhere.ts) and `matchesDeadLetterFilter`, which evaluates it in memory for
 // subscriptions, agreeing with the SQL.
 import type { DeadLetter } from '../generated/prisma/client.ts';
-import type { Db } from '../db/createDb.ts';
 import type { DeadLetterFilter, TimeRange } from '../db/sql/deadLetterWhere.ts';
-import { groupSignatureOf, readErrorGroupKey } from './errorGroups.ts';
 import { jsonContains, jsonEquals } from './jsonMatch.ts';
 
 export type { DeadLetterFilter, IntRange, TimeRange } from '../db/sql/deadLetterWhere.ts';
@@ -13,7 +11,7 @@ export type { DeadLetterFilter, IntRange, TimeRange } from '../db/sql/deadLetter
 export type DeadLetterFilterRow = Pick<
   DeadLetter,
   | 'id' | 'status' | 'eventType' | 'queue' | 'source' | 'orderingKey' | 'errorKind' | 'errorMessage' | 'errorStack'
-  | 'errorSignature' | 'fingerprint' | 'payload' | 'createdAt' | 'updatedAt' | 'nextAttemptAt' | 'attempts'
+  | 'errorSignature' | 'errorGroupId' | 'payload' | 'createdAt' | 'updatedAt' | 'nextAttemptAt' | 'attempts'
 >;
 
 function inTimeRange(value: Date | null, range: TimeRange | undefined): boolean {
@@ -49,15 +47,6 @@ export function matchesRemovedDeadLetter(row: RemovedDeadLetterFilterRow, filter
 }
 
 /**
- * The filter with its group's key, which `matchesDeadLetterFilter` needs for `groupId` (a group's
- * key never changes, so one read serves a whole subscription). Unchanged without `groupId`.
- */
-export async function withErrorGroupKey(db: Db, filter: DeadLetterFilter): Promise<DeadLetterFilter> {
-  if (filter.groupId === undefined) return filter;
-  return { ...filter, groupKey: await readErrorGroupKey(db, filter.groupId) };
-}
-
-/**
  * Evaluates the filter in memory on one row, with the same meaning as `deadLetterWhereSql`
  * (used to filter subscription events without a query). Prisma truncates row times to
  * milliseconds, which keeps every comparison with a millisecond bound the same as in SQL.
@@ -86,9 +75,6 @@ export function matchesDeadLetterFilter(row: DeadLetterFilterRow, filter: DeadLe
   if (filter.attempts?.min !== undefined && row.attempts < filter.attempts.min) return false;
   if (filter.attempts?.max !== undefined && row.attempts > filter.attempts.max) return false;
   if (filter.errorSignatures && !filter.errorSignatures.includes(row.errorSignature)) return false;
-  if (filter.groupId !== undefined) {
-    const key = filter.groupKey;
-    if (!key || row.eventType !== key.eventType || row.errorKind !== key.errorKind || groupSignatureOf(row) !== key.signature) return false;
-  }
+  if (filter.groupId !== undefined && row.errorGroupId !== filter.groupId) return false;
   return true;
 }

@@ -1,12 +1,13 @@
 // Error groups: operator moves between statuses, and the group key subscriptions match on.
 //
 // Statuses: OPEN → ACKNOWLEDGED (someone is on it) → RESOLVED (fixed), and IGNORED (counted,
-// never alerted, never changed by the database). The triggers of migration 20261125100000
-// also move groups: OPEN or ACKNOWLEDGED → RESOLVED when no member is unresolved, RESOLVED → OPEN
-// on a new failure (regressed) or a member requeued. Each move, theirs or an operator's, is a
-// history row with actor and reason.
+// never alerted, never changed by the database). The folder (lazarus_fold_error_groups, migration
+// 20261125130000_error_groups_ledger, run by domain/errorGroupFolding.ts) also moves groups: OPEN or
+// ACKNOWLEDGED → RESOLVED when no member is unresolved, RESOLVED → OPEN on a new failure
+// (regressed) or a member requeued. Each move, theirs or an operator's, is a history row with
+// actor and reason.
 import type { Db } from '../db/createDb.ts';
-import type { ErrorGroupKey } from '../db/sql/errorGroupMembers.ts';
+import type { DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { setErrorGroupStatus } from '../db/sql/setErrorGroupStatus.ts';
 import type { ErrorGroupStatus, ErrorKind } from '../generated/prisma/enums.ts';
 import { ErrorGroupNotFoundError, InvalidErrorGroupTransitionError, ValidationError } from './errors.ts';
@@ -23,18 +24,6 @@ export const ERROR_GROUP_MOVES: Record<ErrorGroupMove, { to: ErrorGroupStatus; f
   IGNORE: { to: 'IGNORED', from: ['OPEN', 'ACKNOWLEDGED', 'RESOLVED'] },
   REOPEN: { to: 'OPEN', from: ['ACKNOWLEDGED', 'RESOLVED', 'IGNORED'] },
 };
-
-export type { ErrorGroupKey };
-
-/** The signature a dead letter is grouped by: its fingerprint when the producer set one. */
-export function groupSignatureOf(row: { fingerprint: string | null; errorSignature: string }): string {
-  return row.fingerprint ?? row.errorSignature;
-}
-
-/** The group's key, or null when there is no such group. */
-export async function readErrorGroupKey(db: Db, id: bigint): Promise<ErrorGroupKey | null> {
-  return db.errorGroup.findUnique({ where: { id }, select: { eventType: true, errorKind: true, signature: true } });
-}
 
 export interface MoveErrorGroupOptions {
   id: bigint;
@@ -65,4 +54,15 @@ function optionalText(field: string, value: string | null, max: number): string 
   if (trimmed.length === 0) return null;
   if (trimmed.length > max) throw new ValidationError(field, `must be at most ${max} characters`);
   return trimmed;
+}
+
+/**
+ * The filter that selects the group's members (narrowed by `filter`, whose own groupId is
+ * replaced), for the bulk actions. NOT_FOUND for an unknown group: a group exists once the folder
+ * has seen its first event.
+ */
+export async function errorGroupMembers(db: Db, id: bigint, filter: DeadLetterFilter = {}): Promise<DeadLetterFilter> {
+  const group = await db.errorGroup.findUnique({ where: { id }, select: { id: true } });
+  if (!group) throw new ErrorGroupNotFoundError(id);
+  return { ...filter, groupId: id };
 }

@@ -1,4 +1,3 @@
-import { withErrorGroupKey, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
 import { decodeCursor, encodeCursor } from '../events/changeCursor.ts';
 import type { DeadLetterChangeEvent, DeliveryAttemptEvent, LiveFeed, RemovedDeadLetterRow } from '../events/liveEvents.ts';
 import { builder, type GraphQLContext } from './builder.ts';
@@ -101,9 +100,9 @@ builder.subscriptionFields((t) => ({
   }),
 }));
 
-/** The parsed filter, with its error group's key when it names one (matched in memory). */
-async function liveFilter(ctx: GraphQLContext, input: Parameters<typeof parseDeadLetterFilter>[0]): Promise<DeadLetterFilter> {
-  return withErrorGroupKey(ctx.db, parseDeadLetterFilter(input));
+/** The parsed filter: a groupId is matched in memory on each row's own error_group_id. */
+async function liveFilter(_ctx: GraphQLContext, input: Parameters<typeof parseDeadLetterFilter>[0]) {
+  return parseDeadLetterFilter(input);
 }
 
 function liveFeed(ctx: GraphQLContext): LiveFeed {

@@ -5,7 +5,7 @@
 // evaluates the same filter in memory (for subscriptions).
 import { Prisma } from '../../generated/prisma/client.ts';
 import { DeadLetterStatus, ErrorKind } from '../../generated/prisma/enums.ts';
-import { errorGroupMemberSql, type ErrorGroupKey } from './errorGroupMembers.ts';
+import { errorGroupMemberSql } from './errorGroupMembers.ts';
 
 /** Half-open time range [from, to); either end may be open. */
 export interface TimeRange {
@@ -39,13 +39,8 @@ export interface DeadLetterFilter {
   attempts?: IntRange;
   /** Exact error signatures (see `lazarus_error_signature` in the read-side migration). */
   errorSignatures?: string[];
-  /** Members of this error group (migration 20261125100000_error_groups). */
+  /** Members of this error group (dead_letters.error_group_id, migration 20261125130000_error_groups_ledger). */
   groupId?: bigint;
-  /**
-   * The group's key, for matching in memory (subscriptions): set by `withErrorGroupKey`; null when
-   * the group does not exist (nothing matches). SQL reads the key from the group itself.
-   */
-  groupKey?: ErrorGroupKey | null;
 }
 
 /** Escapes LIKE wildcards so user text is matched literally (backslash is ILIKE's escape). */
