@@ -8,6 +8,7 @@ import './deadLetterConnection.ts';
 import './deadLetterHistory.ts';
 import './deadLetterStats.ts';
 import './errorGroup.ts';
+import './errorGroupActions.ts';
 import './subscriptions.ts';
 import './retryPolicy.ts';
 import './viewer.ts';
