@@ -8,6 +8,8 @@
 // actor and reason.
 import type { Db } from '../db/createDb.ts';
 import type { DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
+import type { ErrorGroupFilterSql } from '../db/sql/errorGroupPage.ts';
+import type { ErrorGroup } from '../generated/prisma/client.ts';
 import { setErrorGroupStatus } from '../db/sql/setErrorGroupStatus.ts';
 import type { ErrorGroupStatus, ErrorKind } from '../generated/prisma/enums.ts';
 import { ErrorGroupNotFoundError, InvalidErrorGroupTransitionError, ValidationError } from './errors.ts';
@@ -65,4 +67,18 @@ export async function errorGroupMembers(db: Db, id: bigint, filter: DeadLetterFi
   const group = await db.errorGroup.findUnique({ where: { id }, select: { id: true } });
   if (!group) throw new ErrorGroupNotFoundError(id);
   return { ...filter, groupId: id };
+}
+
+/** The errorGroups filter evaluated in memory on one group, with the same meaning as its SQL. */
+export function matchesErrorGroupFilter(g: ErrorGroup, f: ErrorGroupFilterSql): boolean {
+  if (f.ids && !f.ids.includes(g.id)) return false;
+  if (f.statuses && !f.statuses.includes(g.status)) return false;
+  if (f.eventTypes && !f.eventTypes.includes(g.eventType)) return false;
+  if (f.errorKinds && !f.errorKinds.includes(g.errorKind)) return false;
+  if (f.queues && !f.queues.some((q) => g.queues.includes(q))) return false;
+  if (f.sources && !f.sources.some((s) => g.sources.includes(s))) return false;
+  if (f.signatureText !== undefined && !g.signature.toLowerCase().includes(f.signatureText.toLowerCase())) return false;
+  if (f.lastSeen?.from && g.lastSeen.getTime() < f.lastSeen.from.getTime()) return false;
+  if (f.lastSeen?.to && g.lastSeen.getTime() >= f.lastSeen.to.getTime()) return false;
+  return true;
 }

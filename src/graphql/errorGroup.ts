@@ -114,7 +114,7 @@ export const ErrorGroupRef = builder.objectRef<ErrorGroupRow>('ErrorGroup').impl
   }),
 });
 
-const ErrorGroupFilterInput = builder.inputType('ErrorGroupFilter', {
+export const ErrorGroupFilterInput = builder.inputType('ErrorGroupFilter', {
   description: 'Selects error groups. Every field is optional; the fields given must all match (AND). Lists match any of their values.',
   fields: (t) => ({
     ids: t.idList({ description: `At most ${MAX_LIST} ids.` }),
@@ -128,7 +128,7 @@ const ErrorGroupFilterInput = builder.inputType('ErrorGroupFilter', {
   }),
 });
 
-function parseGroupFilter(input: typeof ErrorGroupFilterInput.$inferInput | null | undefined): ErrorGroupFilterSql {
+export function parseGroupFilter(input: typeof ErrorGroupFilterInput.$inferInput | null | undefined): ErrorGroupFilterSql {
   if (!input) return {};
   const capped = <T>(field: string, values: readonly T[]): T[] => {
     if (values.length > MAX_LIST) throw badUserInput(`filter.${field} takes at most ${MAX_LIST} values`, { argument: `filter.${field}` });
@@ -146,6 +146,7 @@ function parseGroupFilter(input: typeof ErrorGroupFilterInput.$inferInput | null
       throw badUserInput('filter.signatureText must be 1 to 500 characters', { argument: 'filter.signatureText' });
     }
     filter.signatureLike = likeContains(input.signatureText);
+    filter.signatureText = input.signatureText;
   }
   if (input.lastSeen) {
     const { from, to } = input.lastSeen;

@@ -9,6 +9,7 @@ import './deadLetterHistory.ts';
 import './deadLetterStats.ts';
 import './errorGroup.ts';
 import './errorGroupActions.ts';
+import './errorGroupChanged.ts';
 import './subscriptions.ts';
 import './retryPolicy.ts';
 import './viewer.ts';

@@ -21,6 +21,8 @@ export interface ErrorGroupFilterSql {
   sources?: string[];
   /** Case-insensitive substring of the signature, as a LIKE pattern already escaped. */
   signatureLike?: string;
+  /** The same substring as given, for matching in memory (subscriptions). */
+  signatureText?: string;
   lastSeen?: { from?: Date; to?: Date };
 }
 
