@@ -164,6 +164,8 @@ describe('DeadLetterFilter.groupId', () => {
     expect(row.errorGroupId).toBe(BigInt(id));
     expect(matchesDeadLetterFilter(row, { groupId: BigInt(id) })).toBe(true);
     expect(matchesDeadLetterFilter(row, { groupId: 999999n })).toBe(false);
+    const page = await execute(server, '{ deadLetters { edges { node { errorGroupId } } } }');
+    expect(page.body).toEqual({ data: { deadLetters: { edges: [{ node: { errorGroupId: id } }] } } });
     // Dropping the fingerprint moves the row to the group of its computed signature.
     await sql.query(`update dead_letters set fingerprint = null where id = $1`, [row.id]);
     const moved = await t.db.deadLetter.findFirstOrThrow();
