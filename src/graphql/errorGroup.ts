@@ -1,6 +1,7 @@
 // Error groups: the list, one group with its members and history, and the operator moves.
 import type { Principal } from '../auth/principal.ts';
-import { countErrorGroups, readErrorGroupHours, readErrorGroupPage, TREND_HOURS, type ErrorGroupFilterSql, type ErrorGroupOrderField, type ErrorGroupPageRow } from '../db/sql/errorGroupPage.ts';
+import DataLoader from 'dataloader';
+import { countErrorGroups, readErrorGroupHours, readErrorGroupPage, TREND_HOURS, type ErrorGroupFilterSql, type ErrorGroupOrderField, type ErrorGroupPageRow, type HourCount } from '../db/sql/errorGroupPage.ts';
 import { likeContains } from '../db/sql/deadLetterWhere.ts';
 import { ErrorGroupNotFoundError, InvalidErrorGroupTransitionError, ValidationError } from '../domain/errors.ts';
 import { MAX_GROUP_NOTE_LENGTH, MAX_GROUP_REASON_LENGTH, moveErrorGroup, type ErrorGroupMove } from '../domain/errorGroups.ts';
@@ -15,6 +16,24 @@ import { parseId } from './ids.ts';
 import { MutationErrorRef } from './writeErrors.ts';
 
 const DEFAULT_PAGE_SIZE = 50;
+
+// A page of groups asks for each one's sparkline in one pass of the executor: one statement per
+// request and window (50 statements made a 10,000-group first page ~3x slower).
+const hourLoaders = new WeakMap<GraphQLContext, Map<number, DataLoader<bigint, HourCount[]>>>();
+function hoursOf(ctx: GraphQLContext, groupId: bigint, hours: number): Promise<HourCount[]> {
+  let byWindow = hourLoaders.get(ctx);
+  if (!byWindow) hourLoaders.set(ctx, (byWindow = new Map()));
+  let loader = byWindow.get(hours);
+  if (!loader) {
+    const now = new Date();
+    loader = new DataLoader<bigint, HourCount[]>(async (ids) => {
+      const byGroup = await readErrorGroupHours(ctx.db, [...new Set(ids)], hours, now);
+      return ids.map((id) => byGroup.get(id) ?? []);
+    }, { cache: false });
+    byWindow.set(hours, loader);
+  }
+  return loader.load(groupId);
+}
 const MAX_PAGE_SIZE = 500;
 const MAX_LIST = 1000;
 const MAX_HOURS = 24 * 14;
@@ -69,7 +88,7 @@ export const ErrorGroupRef = builder.objectRef<ErrorGroupRow>('ErrorGroup').impl
     recentCount: t.int({
       description: `Events recorded in the last ${TREND_HOURS} hours (this hour included): what TREND orders by.`,
       resolve: async (g, _args, ctx) =>
-        g.recentCount !== undefined ? Number(g.recentCount) : (await readErrorGroupHours(ctx.db, g.id, TREND_HOURS, new Date())).reduce((n, h) => n + h.count, 0),
+        g.recentCount !== undefined ? Number(g.recentCount) : (await hoursOf(ctx, g.id, TREND_HOURS)).reduce((n, h) => n + h.count, 0),
     }),
     queues: t.stringList({ description: 'The queues its events came through (at most 100, sorted).', resolve: (g) => g.queues }),
     sources: t.stringList({ description: 'The sources that recorded its events (at most 100, sorted).', resolve: (g) => g.sources }),
@@ -89,7 +108,7 @@ export const ErrorGroupRef = builder.objectRef<ErrorGroupRow>('ErrorGroup').impl
       args: { hours: t.arg.int({ required: true, defaultValue: 24 }) },
       resolve: (g, { hours }, ctx) => {
         if (hours < 1 || hours > MAX_HOURS) throw badUserInput(`hours must be between 1 and ${MAX_HOURS}`, { argument: 'hours' });
-        return readErrorGroupHours(ctx.db, g.id, hours, new Date());
+        return hoursOf(ctx, g.id, hours);
       },
     }),
     history: t.field({

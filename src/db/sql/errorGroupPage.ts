@@ -69,16 +69,21 @@ export async function readErrorGroupPage(db: Db, q: ErrorGroupPageQuery): Promis
   const after = q.after
     ? Prisma.sql`and (${expr}, g.id) < (${q.after.key}::${Prisma.raw(sort.cast)}, ${q.after.id}::bigint)`
     : Prisma.empty;
+  // Only TREND sorts by the recent count, which costs one index range scan per matching group;
+  // the other orders count it for the page's rows alone (at 10,000 groups: ~10,000 scans vs 50).
+  const page = q.field === 'TREND'
+    ? Prisma.sql`select g.* from (select g.*, ${recentSql(q.now)} as recent_count from error_groups g where ${whereSql(q.filter)}) g
+        where true ${after} order by ${expr} desc, g.id desc limit ${q.limit}::int`
+    : Prisma.sql`select g.*, null::bigint as recent_count from error_groups g
+        where ${whereSql(q.filter)} ${after} order by ${expr} desc, g.id desc limit ${q.limit}::int`;
   const rows = await queryPg<Record<string, unknown>>(db, Prisma.sql`
     select g.id, g.event_type as "eventType", g.error_kind::text as "errorKind", g.signature, g.status::text as status,
            g.first_seen as "firstSeen", g.last_seen as "lastSeen", g.total_count as "totalCount",
            g.unresolved_count as "unresolvedCount", g.queues, g.sources, g.sample_dead_letter_id as "sampleDeadLetterId",
            g.regressed_at as "regressedAt", g.note, g.created_at as "createdAt", g.updated_at as "updatedAt",
-           g.recent_count as "recentCount", ${expr}::text as "sortKey"
-      from (select g.*, ${recentSql(q.now)} as recent_count from error_groups g where ${whereSql(q.filter)}) g
-     where true ${after}
-     order by ${expr} desc, g.id desc
-     limit ${q.limit}::int`);
+           coalesce(g.recent_count, ${recentSql(q.now)}) as "recentCount", ${expr}::text as "sortKey"
+      from (${page}) g
+     order by ${expr} desc, g.id desc`);
   return rows.map((row) => toBigInts<ErrorGroupPageRow>(row, ['id', 'totalCount', 'unresolvedCount', 'sampleDeadLetterId', 'recentCount']));
 }
 
@@ -93,12 +98,19 @@ export interface HourCount {
   count: number;
 }
 
-/** Events recorded into the group per UTC hour, for the `hours` hours up to `now`'s, zeros included. */
-export async function readErrorGroupHours(db: Db, groupId: bigint, hours: number, now: Date): Promise<HourCount[]> {
-  return queryPg<HourCount>(db, Prisma.sql`
-    select s.start, coalesce(h.count, 0)::int as count
-      from generate_series(date_trunc('hour', ${now}::timestamptz, 'UTC') - ${hours - 1}::int * interval '1 hour',
-                           date_trunc('hour', ${now}::timestamptz, 'UTC'), interval '1 hour') s(start)
-      left join error_group_hours h on h.group_id = ${groupId}::bigint and h.bucket = s.start
-     order by s.start`);
+/**
+ * Events recorded into each group per UTC hour, for the `hours` hours up to `now`'s, zeros
+ * included: one statement for a page of groups (the console asks for 50 sparklines at once).
+ */
+export async function readErrorGroupHours(db: Db, groupIds: readonly bigint[], hours: number, now: Date): Promise<Map<bigint, HourCount[]>> {
+  const rows = await queryPg<HourCount & { groupId: string }>(db, Prisma.sql`
+    select g.id::text as "groupId", s.start, coalesce(h.count, 0)::int as count
+      from unnest(${groupIds.map(String)}::bigint[]) g(id)
+     cross join generate_series(date_trunc('hour', ${now}::timestamptz, 'UTC') - ${hours - 1}::int * interval '1 hour',
+                                date_trunc('hour', ${now}::timestamptz, 'UTC'), interval '1 hour') s(start)
+      left join error_group_hours h on h.group_id = g.id and h.bucket = s.start
+     order by g.id, s.start`);
+  const byGroup = new Map<bigint, HourCount[]>(groupIds.map((id) => [id, []]));
+  for (const { groupId, start, count } of rows) byGroup.get(BigInt(groupId))!.push({ start, count });
+  return byGroup;
 }
