@@ -175,9 +175,14 @@ BEGIN
   RETURN NULL;
 END $$;
 
--- The subscription reads groups changed since a moment (src/reads/errorGroupChanges.ts). Only the
--- folder and operators update error_groups, never a producer, so this index costs producers nothing.
+-- Only the folder and operators update error_groups now, never a producer, so indexes on what
+-- changes cost producers nothing (the first design kept them out to keep the in-place updates HOT).
+-- errorGroupChanged reads groups changed since a moment (src/notify/errorGroupChanges.ts), and the
+-- errorGroups orders walk an index to their first page instead of sorting every group.
 CREATE INDEX "error_groups_updated_at_idx" ON "error_groups" ("updated_at");
+CREATE INDEX "error_groups_last_seen_idx" ON "error_groups" ("last_seen", "id");
+CREATE INDEX "error_groups_total_count_idx" ON "error_groups" ("total_count", "id");
+CREATE INDEX "error_groups_unresolved_count_idx" ON "error_groups" ("unresolved_count", "id");
 
 -- One fold: takes (deletes) the oldest `max_rows` ledger rows and applies them. Returns how many
 -- rows it took (-1 when another folder holds the lock: it will do the work) and how many groups it
