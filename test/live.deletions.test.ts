@@ -60,8 +60,9 @@ describe('deletions on the live feed', () => {
     const bySql = await insertDeadLetter(t.db, { queue: 'billing' });
     const other = await insertDeadLetter(t.db, { queue: 'shipping' });
     const finished = await insertDeadLetter(t.db, { queue: 'billing', status: 'SUCCEEDED', resolvedAt: old, nextAttemptAt: null });
-    const sub = await subscribeSse<Changes>(live.url, CHANGES, { filter: { queues: ['billing'] } });
+    // The feed publishes the inserts before the subscription starts, so it sees only the deletions.
     await live.feed.caughtUp();
+    const sub = await subscribeSse<Changes>(live.url, CHANGES, { filter: { queues: ['billing'] } });
 
     await t.handle.pool.query('delete from dead_letters where id = any($1::bigint[])', [[bySql.id.toString(), other.id.toString()]]);
     expect(await purgeFinishedDeadLetters(t.db, 30 * 86_400_000, 100)).toBe(1);

@@ -1,7 +1,7 @@
 // Error groups: the list, one group with its members and history, and the operator moves.
 import type { Principal } from '../auth/principal.ts';
-import DataLoader from 'dataloader';
-import { countErrorGroups, readErrorGroupHours, readErrorGroupPage, TREND_HOURS, type ErrorGroupFilterSql, type ErrorGroupOrderField, type ErrorGroupPageRow, type HourCount } from '../db/sql/errorGroupPage.ts';
+import { countErrorGroups, readErrorGroupPage, TREND_HOURS, type ErrorGroupFilterSql, type ErrorGroupOrderField, type ErrorGroupPageRow } from '../db/sql/errorGroupPage.ts';
+import { hoursOf } from './errorGroupHours.ts';
 import { likeContains } from '../db/sql/deadLetterWhere.ts';
 import { ErrorGroupNotFoundError, InvalidErrorGroupTransitionError, ValidationError } from '../domain/errors.ts';
 import { MAX_GROUP_NOTE_LENGTH, MAX_GROUP_REASON_LENGTH, moveErrorGroup, type ErrorGroupMove } from '../domain/errorGroups.ts';
@@ -17,23 +17,6 @@ import { MutationErrorRef } from './writeErrors.ts';
 
 const DEFAULT_PAGE_SIZE = 50;
 
-// A page of groups asks for each one's sparkline in one pass of the executor: one statement per
-// request and window (50 statements made a 10,000-group first page ~3x slower).
-const hourLoaders = new WeakMap<GraphQLContext, Map<number, DataLoader<bigint, HourCount[]>>>();
-function hoursOf(ctx: GraphQLContext, groupId: bigint, hours: number): Promise<HourCount[]> {
-  let byWindow = hourLoaders.get(ctx);
-  if (!byWindow) hourLoaders.set(ctx, (byWindow = new Map()));
-  let loader = byWindow.get(hours);
-  if (!loader) {
-    const now = new Date();
-    loader = new DataLoader<bigint, HourCount[]>(async (ids) => {
-      const byGroup = await readErrorGroupHours(ctx.db, [...new Set(ids)], hours, now);
-      return ids.map((id) => byGroup.get(id) ?? []);
-    }, { cache: false });
-    byWindow.set(hours, loader);
-  }
-  return loader.load(groupId);
-}
 const MAX_PAGE_SIZE = 500;
 const MAX_LIST = 1000;
 const MAX_HOURS = 24 * 14;
