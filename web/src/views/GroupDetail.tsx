@@ -69,7 +69,7 @@ export default function GroupDetail() {
       <div className="toolbar">
         <button onClick={() => setBulkOpen(true)} disabled={!canAct} title={canAct ? undefined : needs('OPERATOR')}>Requeue, resolve or discard the group’s events…</button>
       </div>
-      {bulkOpen ? <BulkActions filter={members} matching={{ count: g.count, exact: true }} onClose={() => { setBulkOpen(false); refetch({ requestPolicy: 'network-only' }); }} /> : null}
+      {bulkOpen ? <BulkActions filter={members} matching={null} onClose={() => { setBulkOpen(false); refetch({ requestPolicy: 'network-only' }); }} /> : null}
       <section aria-label="History">
         <h2>History</h2>
         <ol className="timeline" data-testid="group-history">
