@@ -22,6 +22,7 @@ import { registerLiveMetrics } from './live/liveMetrics.ts';
 import type { Logger } from './logger.ts';
 import { createRetryMetrics } from './workers/retry/metrics.ts';
 import { compactRollups } from './domain/statsRollups.ts';
+import { DEFAULT_FOLD_INTERVAL_MS, foldErrorGroupLedger } from './domain/errorGroupFolding.ts';
 import { startPeriodic } from './workers/periodic.ts';
 import { startRetryService, type RetryServiceOptions } from './workers/retry/startRetryService.ts';
 import { startAlertDelivery } from './workers/retry/alertDelivery.ts';
@@ -127,6 +128,19 @@ export async function startService(config: Config, logger: Logger, options: Retr
     // An uncompacted ledger is only slower to read, never wrong: a failed run waits for the next.
     const rollups = startPeriodic({ name: 'rollup compaction', everyMs: 60_000, runOnce: () => compactRollups(api.db), logger });
     undo.push(() => rollups.stop());
+
+    // Error groups trail their members by the fold delay: a tick, or at once after a hint (the
+    // producer's NOTIFY arrives after its commit, so its ledger rows are visible).
+    const groupFolding = startPeriodic({
+      name: 'error group folding',
+      everyMs: DEFAULT_FOLD_INTERVAL_MS,
+      wakeGapMs: 20,
+      wake: wakeOnDeadLetterHints(listener),
+      immediately: true,
+      runOnce: (signal) => foldErrorGroupLedger(api.db, { signal }),
+      logger,
+    });
+    undo.push(() => groupFolding.stop());
 
     const metrics = createRetryMetrics(api.db, { maxEventTypes: config.metrics.maxEventTypes });
     metrics.setDeliverySlots(config.retry.enabled ? config.retry.concurrency : 0);

@@ -65,4 +65,31 @@ describe('startPeriodic', () => {
     await task.stop();
     expect(warn).toHaveBeenCalledWith({ err: 'db down', task: 'compaction' }, 'compaction failed; it runs again at the next tick');
   });
+
+  it('runs at once when woken instead of waiting out its interval, and once for a burst of wake-ups', async () => {
+    let wakeUp: () => void = () => expect.fail('not subscribed');
+    let runs = 0;
+    const ran = [Promise.withResolvers<void>(), Promise.withResolvers<void>(), Promise.withResolvers<void>()];
+    const task = startPeriodic({
+      name: 'woken',
+      everyMs: 60_000,
+      immediately: true,
+      logger,
+      wake: (fn) => ((wakeUp = fn), () => (wakeUp = () => {})),
+      runOnce: async () => {
+        ran[runs]?.resolve();
+        runs += 1;
+      },
+    });
+    await ran[0]!.promise;
+    wakeUp();
+    wakeUp();
+    wakeUp();
+    // A minute-long interval: only the wake-ups can bring the second run within the test's timeout.
+    await ran[1]!.promise;
+    wakeUp();
+    await ran[2]!.promise;
+    await task.stop();
+    expect(runs).toBe(3);
+  });
 });

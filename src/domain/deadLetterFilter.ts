@@ -11,7 +11,7 @@ export type { DeadLetterFilter, IntRange, TimeRange } from '../db/sql/deadLetter
 export type DeadLetterFilterRow = Pick<
   DeadLetter,
   | 'id' | 'status' | 'eventType' | 'queue' | 'source' | 'orderingKey' | 'errorKind' | 'errorMessage' | 'errorStack'
-  | 'errorSignature' | 'payload' | 'createdAt' | 'updatedAt' | 'nextAttemptAt' | 'attempts'
+  | 'errorSignature' | 'errorGroupId' | 'payload' | 'createdAt' | 'updatedAt' | 'nextAttemptAt' | 'attempts'
 >;
 
 function inTimeRange(value: Date | null, range: TimeRange | undefined): boolean {
@@ -75,5 +75,6 @@ export function matchesDeadLetterFilter(row: DeadLetterFilterRow, filter: DeadLe
   if (filter.attempts?.min !== undefined && row.attempts < filter.attempts.min) return false;
   if (filter.attempts?.max !== undefined && row.attempts > filter.attempts.max) return false;
   if (filter.errorSignatures && !filter.errorSignatures.includes(row.errorSignature)) return false;
+  if (filter.groupId !== undefined && row.errorGroupId !== filter.groupId) return false;
   return true;
 }

@@ -1,6 +1,6 @@
 // Expected outcomes of writes. Each class carries the data a client needs to act on it and is
 // registered as a GraphQL error type (src/api/schema/writeErrors.ts), so clients switch on __typename.
-import type { DeadLetterStatus } from '../generated/prisma/enums.ts';
+import type { DeadLetterStatus, ErrorGroupStatus } from '../generated/prisma/enums.ts';
 
 export type DomainErrorCode = 'NOT_FOUND' | 'CONFLICT' | 'VALIDATION';
 
@@ -70,5 +70,29 @@ export class InvalidSettingError extends Error {
     super(message);
     this.field = field;
     this.reason = reason;
+  }
+}
+
+/** No error group has this id. */
+export class ErrorGroupNotFoundError extends DomainError {
+  override name = 'ErrorGroupNotFoundError';
+  readonly id: bigint;
+  constructor(id: bigint) {
+    super('NOT_FOUND', `no error group with id ${id}`);
+    this.id = id;
+  }
+}
+
+/** The group's status does not allow the move (e.g. acknowledging a RESOLVED group). */
+export class InvalidErrorGroupTransitionError extends DomainError {
+  override name = 'InvalidErrorGroupTransitionError';
+  readonly id: bigint;
+  readonly from: ErrorGroupStatus;
+  readonly to: ErrorGroupStatus;
+  constructor(id: bigint, from: ErrorGroupStatus, to: ErrorGroupStatus) {
+    super('CONFLICT', `cannot move error group ${id} from ${from} to ${to}`);
+    this.id = id;
+    this.from = from;
+    this.to = to;
   }
 }

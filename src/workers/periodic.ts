@@ -15,6 +15,14 @@ export interface PeriodicOptions {
   immediately?: boolean;
   /** How a failed run is reported; default a warning naming the task. */
   onError?: (error: unknown) => void;
+  /**
+   * Subscribes to wake-ups (e.g. NOTIFY hints) and returns the unsubscribe. A wake-up ends the
+   * wait early, but no sooner than `wakeGapMs` after the last run ended; one during a run makes the
+   * next wait that short. Many wake-ups in a row cost one run.
+   */
+  wake?: (fn: () => void) => () => void;
+  /** The shortest wait after a run when woken; default 0. */
+  wakeGapMs?: number;
 }
 
 export interface Periodic {
@@ -23,13 +31,28 @@ export interface Periodic {
 
 export function startPeriodic(o: PeriodicOptions): Periodic {
   const abort = new AbortController();
+  const gapMs = Math.min(o.wakeGapMs ?? 0, o.everyMs);
+  let woken = false;
+  let onWake: (() => void) | null = null;
+  const unsubscribe = o.wake?.(() => {
+    woken = true;
+    onWake?.();
+  });
   const wait = () =>
     new Promise<void>((resolve) => {
       if (abort.signal.aborted) return resolve();
-      const timer = setTimeout(done, o.everyMs);
+      let timer = setTimeout(done, woken ? gapMs : o.everyMs);
       timer.unref();
+      onWake = () => {
+        clearTimeout(timer);
+        timer = setTimeout(done, gapMs);
+        timer.unref();
+        onWake = null;
+      };
       function done() {
         clearTimeout(timer);
+        onWake = null;
+        woken = false;
         abort.signal.removeEventListener('abort', done);
         resolve();
       }
@@ -49,6 +72,7 @@ export function startPeriodic(o: PeriodicOptions): Periodic {
   })();
   return {
     async stop() {
+      unsubscribe?.();
       abort.abort();
       await loop;
     },

@@ -44,7 +44,10 @@ export function useTestDatabase(): TestDatabase {
 
 export async function truncateAll(handle: DbHandle): Promise<void> {
   await handle.pool.query(
-    `truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
+    // Error groups first, on their own: truncating dead_letters also truncates them (a trigger),
+    // which fails for tables the same TRUNCATE names.
+    `truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
+     truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
      truncate rate_limit_windows;
      truncate alerts, alert_throttles, alert_rules restart identity;
      delete from retry_policies where event_type <> '*'`,

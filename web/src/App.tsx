@@ -13,6 +13,8 @@ const Redrives = lazy(() => import('./views/Redrives.tsx'));
 const RedriveDetail = lazy(() => import('./views/RedriveDetail.tsx'));
 const Policies = lazy(() => import('./views/Policies.tsx'));
 const Tail = lazy(() => import('./views/Tail.tsx'));
+const Groups = lazy(() => import('./views/Groups.tsx'));
+const GroupDetail = lazy(() => import('./views/GroupDetail.tsx'));
 
 const ViewerQuery = graphql(`query Viewer { viewer { name role } }`);
 
@@ -98,6 +100,7 @@ function Shell({ onSignOut }: { onSignOut?: () => void }) {
         <nav aria-label="Views">
           <NavLink to="/" end>Overview</NavLink>
           <NavLink to="/failures">Failures</NavLink>
+          <NavLink to="/groups">Error groups</NavLink>
           <NavLink to="/redrives">Redrives</NavLink>
           <NavLink to="/policies">Retry policies</NavLink>
           <NavLink to="/tail">Live tail</NavLink>
@@ -118,6 +121,8 @@ function Shell({ onSignOut }: { onSignOut?: () => void }) {
             <Route path="/" element={<Overview />} />
             <Route path="/failures" element={<Failures />} />
             <Route path="/failures/:id" element={<EventDetail />} />
+            <Route path="/groups" element={<Groups />} />
+            <Route path="/groups/:id" element={<GroupDetail />} />
             <Route path="/redrives" element={<Redrives />} />
             <Route path="/redrives/:id" element={<RedriveDetail />} />
             <Route path="/policies" element={<Policies />} />

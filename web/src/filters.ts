@@ -26,6 +26,7 @@ export const FILTER_PARAMS = {
   equals: 'payloadPath value (JSON)',
   from: 'created from (ISO time)',
   to: 'created before (ISO time)',
+  group: 'groupId',
 } as const;
 
 const list = (p: URLSearchParams, name: string) => {
@@ -55,6 +56,7 @@ export function filterFromParams(p: URLSearchParams): DeadLetterFilter {
   const from = p.get('from');
   const to = p.get('to');
   if (from || to) filter.createdAt = { from: from || undefined, to: to || undefined };
+  if (p.get('group')) filter.groupId = p.get('group');
   return filter;
 }
 

@@ -48,6 +48,11 @@ export const DeadLetterRef = builder.prismaObject('DeadLetter', {
     errorSignature: t.exposeString('errorSignature', {
       description: 'The error message with ids, numbers and times replaced; use in `DeadLetterFilter.errorSignatures` to list its siblings.',
     }),
+    errorGroupId: t.id({
+      nullable: true,
+      description: 'Its error group (`errorGroup(id)`): derived from event type, error kind and fingerprint or signature when the row is written. The group itself appears once the folder has seen it (a fraction of a second).',
+      resolve: (d) => d.errorGroupId?.toString() ?? null,
+    }),
     status: t.expose('status', { type: DeadLetterStatusEnum }),
     attempts: t.exposeInt('attempts', { description: 'Delivery attempts made so far.' }),
     maxAttemptsOverride: t.exposeInt('maxAttempts', {

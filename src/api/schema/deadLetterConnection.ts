@@ -1,7 +1,9 @@
+import type { GraphQLResolveInfo } from 'graphql';
+import type { Db } from '../../db/createDb.ts';
 import type { DeadLetterOrderField } from '../../db/sql/deadLetterPage.ts';
 import {
   DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageArgumentError, readDeadLetterConnection,
-  type BoundedCount, type Counts, type DeadLetterConnectionPage,
+  type BoundedCount, type Counts, type DeadLetterConnectionArgs, type DeadLetterConnectionPage,
 } from '../../reads/deadLetterPages.ts';
 import { deadLetterColumnsSelected } from './selection.ts';
 import { builder } from './builder.ts';
@@ -47,6 +49,21 @@ function countUpTo(counts: Counts, limit: number): Promise<BoundedCount> {
   return counts.upTo(countLimit(limit));
 }
 
+/** The `deadLetters` connection for these arguments (shared with `ErrorGroup.members`). */
+export async function resolveDeadLetterConnection(
+  db: Db,
+  args: DeadLetterConnectionArgs & { filter?: Parameters<typeof parseDeadLetterFilter>[0] },
+  info: GraphQLResolveInfo,
+): Promise<DeadLetterConnectionPage> {
+  const filter = parseDeadLetterFilter(args.filter);
+  try {
+    return await readDeadLetterConnection(db, filter, args, deadLetterColumnsSelected(info));
+  } catch (error) {
+    if (error instanceof PageArgumentError) throw badUserInput(error.message, { argument: error.argument });
+    throw error;
+  }
+}
+
 builder.queryFields((t) => ({
   deadLetters: t.connection(
     {
@@ -56,15 +73,7 @@ builder.queryFields((t) => ({
         filter: t.arg({ type: DeadLetterFilterInput }),
         orderBy: t.arg({ type: DeadLetterOrderInput, description: 'Defaults to CREATED_AT DESC.' }),
       },
-      resolve: async (_root, args, ctx, info) => {
-        const filter = parseDeadLetterFilter(args.filter);
-        try {
-          return await readDeadLetterConnection(ctx.db, filter, args, deadLetterColumnsSelected(info));
-        } catch (error) {
-          if (error instanceof PageArgumentError) throw badUserInput(error.message, { argument: error.argument });
-          throw error;
-        }
-      },
+      resolve: (_root, args, ctx, info) => resolveDeadLetterConnection(ctx.db, args, info),
     },
     {
       name: 'DeadLetterConnection',

@@ -53,6 +53,9 @@ export const DeadLetterFilterInput = builder.inputType('DeadLetterFilter', {
     nextAttemptAt: t.field({ type: TimeRangeInput, description: 'Rows without a next attempt match only a range with neither from nor to.' }),
     attempts: t.field({ type: IntRangeInput }),
     errorSignatures: t.stringList({ description: 'Exact error signatures, as listed by `deadLetterStats.topErrors`.' }),
+    groupId: t.id({
+      description: 'Members of this error group (see `errorGroups`): its event type and error kind, and its signature as fingerprint or, without one, as error signature. An unknown id matches nothing.',
+    }),
   }),
 });
 
@@ -83,6 +86,7 @@ export function parseDeadLetterFilter(input: FilterInput | null | undefined): De
   if (input.nextAttemptAt) filter.nextAttemptAt = timeRange('nextAttemptAt', input.nextAttemptAt);
   if (input.attempts) filter.attempts = intRange('attempts', input.attempts);
   if (input.errorSignatures) filter.errorSignatures = capped('errorSignatures', input.errorSignatures);
+  if (input.groupId != null) filter.groupId = parseId(input.groupId, 'filter.groupId');
   return filter;
 }
 

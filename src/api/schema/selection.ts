@@ -21,6 +21,7 @@ export const DEAD_LETTER_FIELD_COLUMNS: Record<string, readonly DeadLetterColumn
   error: ['errorKind', 'errorMessage'],
   stack: ['errorStack'],
   errorSignature: ['errorSignature'],
+  errorGroupId: ['errorGroupId'],
   status: ['status'],
   attempts: ['attempts'],
   maxAttemptsOverride: ['maxAttempts'],

@@ -68,7 +68,7 @@ builder.subscriptionFields((t) => ({
     type: DeadLetterChangeRef,
     description: 'Every new dead letter matching the filter, in commit order.',
     args: { filter: t.arg({ type: DeadLetterFilterInput }) },
-    subscribe: (_root, args, ctx) => deadLetterChanges(liveFeed(ctx), parseDeadLetterFilter(args.filter), { onlyNew: true }),
+    subscribe: async (_root, args, ctx) => deadLetterChanges(liveFeed(ctx), await liveFilter(ctx, args.filter), { onlyNew: true }),
     resolve: (event) => event,
   }),
   deadLetterChanged: t.field({
@@ -76,10 +76,10 @@ builder.subscriptionFields((t) => ({
     description:
       'Every insert and change (status, edit, requeue) of a dead letter matching the filter, in commit order. With `after` (a cursor from an earlier event), first replays everything since that change, then continues live, without gaps or duplicates.',
     args: { filter: t.arg({ type: DeadLetterFilterInput }), after: t.arg.string() },
-    subscribe: (_root, args, ctx) => {
-      const filter = parseDeadLetterFilter(args.filter);
+    subscribe: async (_root, args, ctx) => {
       const after = args.after == null ? undefined : decodeCursor(args.after);
       if (after === null) throw badUserInput('after is not a change cursor issued by this service', { argument: 'after' });
+      const filter = await liveFilter(ctx, args.filter);
       return deadLetterChanges(liveFeed(ctx), filter, { onlyNew: false, after });
     },
     resolve: (event) => event,
@@ -88,7 +88,7 @@ builder.subscriptionFields((t) => ({
     type: DeliveryAttemptFinishedRef,
     description: 'Every recorded delivery attempt whose dead letter matches the filter.',
     args: { filter: t.arg({ type: DeadLetterFilterInput }) },
-    subscribe: (_root, args, ctx) => deliveryAttemptsFinished(liveFeed(ctx), parseDeadLetterFilter(args.filter)),
+    subscribe: async (_root, args, ctx) => deliveryAttemptsFinished(liveFeed(ctx), await liveFilter(ctx, args.filter)),
     resolve: (event) => event,
   }),
   deadLetterStatsChanged: t.field({
@@ -99,6 +99,11 @@ builder.subscriptionFields((t) => ({
     resolve: (counts) => counts,
   }),
 }));
+
+/** The parsed filter: a groupId is matched in memory on each row's own error_group_id. */
+async function liveFilter(_ctx: GraphQLContext, input: Parameters<typeof parseDeadLetterFilter>[0]) {
+  return parseDeadLetterFilter(input);
+}
 
 function liveFeed(ctx: GraphQLContext): LiveFeed {
   if (!ctx.live) throw createGraphQLError('the live feed is not running in this process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });

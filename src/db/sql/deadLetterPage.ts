@@ -72,6 +72,8 @@ const COLUMNS = {
   errorMessage: 'd.error_message',
   errorStack: 'd.error_stack',
   errorSignature: 'd.error_signature',
+  fingerprint: 'd.fingerprint',
+  errorGroupId: 'd.error_group_id',
   status: 'd.status',
   attempts: 'd.attempts',
   maxAttempts: 'd.max_attempts',
@@ -136,7 +138,7 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
      limit ${count(q.limit)}`;
 }
 
-const toPageRow = (row: Record<string, unknown>) => toBigInts<DeadLetterPageRow>(row, ['id', 'orderingSeq', 'changeId']);
+const toPageRow = (row: Record<string, unknown>) => toBigInts<DeadLetterPageRow>(row, ['id', 'orderingSeq', 'changeId', 'errorGroupId']);
 
 /** One page, on pg directly: the API's most frequent query, where Prisma's result decoding showed. */
 export async function readDeadLetterPage(db: Db, q: PageQuery): Promise<DeadLetterPageRow[]> {

@@ -5,6 +5,7 @@
 // evaluates the same filter in memory (for subscriptions).
 import { Prisma } from '../../generated/prisma/client.ts';
 import { DeadLetterStatus, ErrorKind } from '../../generated/prisma/enums.ts';
+import { errorGroupMemberSql } from './errorGroupMembers.ts';
 
 /** Half-open time range [from, to); either end may be open. */
 export interface TimeRange {
@@ -38,6 +39,8 @@ export interface DeadLetterFilter {
   attempts?: IntRange;
   /** Exact error signatures (see `lazarus_error_signature` in the read-side migration). */
   errorSignatures?: string[];
+  /** Members of this error group (dead_letters.error_group_id, migration 20261125130000_error_groups_ledger). */
+  groupId?: bigint;
 }
 
 /** Escapes LIKE wildcards so user text is matched literally (backslash is ILIKE's escape). */
@@ -119,5 +122,6 @@ export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   if (filter.attempts?.min !== undefined) parts.push(Prisma.sql`d.attempts >= ${filter.attempts.min}::int`);
   if (filter.attempts?.max !== undefined) parts.push(Prisma.sql`d.attempts <= ${filter.attempts.max}::int`);
   if (filter.errorSignatures) parts.push(Prisma.sql`d.error_signature = any(${filter.errorSignatures}::text[])`);
+  if (filter.groupId !== undefined) parts.push(errorGroupMemberSql(filter.groupId));
   return parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`;
 }

@@ -45,14 +45,14 @@ const DEAD_LETTER_CHANGES = changesSql(`
   id, event_type as "eventType", queue, source, ordering_key as "orderingKey",
   ordering_seq as "orderingSeq", dedupe_key as "dedupeKey", payload, headers,
   error_kind::text as "errorKind", error_message as "errorMessage", error_stack as "errorStack",
-  error_signature as "errorSignature", status::text as status, attempts, max_attempts as "maxAttempts",
+  error_signature as "errorSignature", fingerprint, error_group_id as "errorGroupId", status::text as status, attempts, max_attempts as "maxAttempts",
   next_attempt_at as "nextAttemptAt", lease_owner as "leaseOwner", lease_token::text as "leaseToken",
   lease_expires_at as "leaseExpiresAt", resolved_at as "resolvedAt", resolved_by as "resolvedBy",
   resolution_reason as "resolutionReason", occurred_at as "occurredAt", created_at as "createdAt",
   updated_at as "updatedAt", version, delivery_generation as "deliveryGeneration", change_id as "changeId", change_xid::text as "changeXid"`, 'dead_letters');
 
 export async function readDeadLetterChanges(db: Db, r: ChangeRange): Promise<ChangeRows<DeadLetterChangeRow>> {
-  return readChanges(db, 'dead_letter_changes', DEAD_LETTER_CHANGES, r, ['id', 'orderingSeq', 'changeId']);
+  return readChanges(db, 'dead_letter_changes', DEAD_LETTER_CHANGES, r, ['id', 'orderingSeq', 'changeId', 'errorGroupId']);
 }
 
 /** Runs a statement made by changesSql, prepared as `name`; `int8Keys` come back as bigint. */

@@ -140,7 +140,7 @@ export function BulkActions({ filter, matching, onClose }: { filter: DeadLetterF
   return (
     <div role="dialog" aria-modal="true" aria-labelledby="bulk-title" className="dialog">
       <form onSubmit={confirm}>
-        <h2 id="bulk-title">Act on all {matching ? `${fmt(matching.count)}${matching.exact ? '' : '+'}` : ''} matching</h2>
+        <h2 id="bulk-title">{matching ? `Act on all ${fmt(matching.count)}${matching.exact ? '' : '+'} matching` : 'Act on all matching'}</h2>
         {done ? (
           <>
             <p role="status" data-testid="bulk-done">{done}</p>

@@ -15,6 +15,7 @@ const DetailQuery = graphql(`
       orderingKey dedupeKey resolvedAt resolvedBy resolutionReason payload headers
       error { kind message stack }
       errorSignature
+      errorGroupId
       timeline {
         at
         action { id action actor reason before after createdAt redriveId }
@@ -155,7 +156,8 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
       <section aria-labelledby="error-h">
         <h2 id="error-h">Error</h2>
         <p><span className="kind">{dl.error.kind}</span> {dl.error.message}</p>
-        <p className="muted">Signature: <Link className="mono" to={`/failures?${paramsOf({ signature: dl.errorSignature })}`}>{dl.errorSignature}</Link></p>
+        <p className="muted">Signature: <Link className="mono" to={`/failures?${paramsOf({ signature: dl.errorSignature })}`}>{dl.errorSignature}</Link>
+          {dl.errorGroupId ? <> · <Link to={`/groups/${dl.errorGroupId}`}>its error group</Link></> : null}</p>
         {dl.error.stack ? <pre className="code" tabIndex={0} aria-label="Stack trace">{dl.error.stack}</pre> : null}
       </section>
       <section aria-labelledby="payload-h">

@@ -3,7 +3,7 @@ import { useVirtualizer } from '@tanstack/react-virtual';
 import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useLiveStream } from '../api.ts';
-import { ERROR_KINDS, filterFromParams, ORDERS, orderFromParams, STATUSES } from '../filters.ts';
+import { ERROR_KINDS, filterFromParams, ORDERS, orderFromParams, STATUSES, type DeadLetterFilter } from '../filters.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ago, ErrorNote, fmt, StatusBadge, useCan, useSession } from '../ui.tsx';
 import { BulkActions } from './BulkActions.tsx';
@@ -40,9 +40,13 @@ const columns: ColumnDef<Row>[] = [
   { header: 'Created', accessorKey: 'createdAt', cell: (c) => <span title={c.row.original.createdAt}>{ago(c.row.original.createdAt)}</span>, size: 110 },
 ];
 
-export function Failures() {
+/**
+ * The failures list. `fixed` is ANDed with the URL's filter, which narrows it further (a group's
+ * page shows its members this way); `heading` replaces the page title when embedded.
+ */
+export function Failures({ fixed, heading }: { fixed?: DeadLetterFilter; heading?: string } = {}) {
   const [params, setParams] = useSearchParams();
-  const filter = useMemo(() => filterFromParams(params), [params]);
+  const filter = useMemo(() => ({ ...filterFromParams(params), ...fixed }), [params, fixed]);
   const orderBy = useMemo(() => orderFromParams(params), [params]);
   const { api } = useSession();
   const client = api.urql;
@@ -115,7 +119,7 @@ export function Failures() {
   const countText = page.count ? `${fmt(page.count.count)}${page.count.exact ? '' : '+'}` : '…';
   return (
     <div className="failures">
-      <h1>Failures</h1>
+      {heading ? <h2>{heading}</h2> : <h1>Failures</h1>}
       <FilterBar params={params} setParams={setParams} />
       <div className="toolbar">
         <span data-testid="matching">{countText} matching</span>

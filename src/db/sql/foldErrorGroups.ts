@@ -1,0 +1,15 @@
+// Folds the oldest error group ledger rows into error_groups (lazarus_fold_error_groups in
+// migration 20261125130000_error_groups_ledger): one statement, so one short transaction.
+import type { Db } from '../createDb.ts';
+
+export interface ErrorGroupFold {
+  /** Ledger rows taken; -1 when another folder held the lock (it does the work). */
+  taken: number;
+  /** Groups created or changed. */
+  changed: number;
+}
+
+export async function foldErrorGroups(db: Db, maxRows: number): Promise<ErrorGroupFold> {
+  const rows = await db.$queryRaw<{ taken: number; changed: number }[]>`select * from lazarus_fold_error_groups(${maxRows}::int)`;
+  return { taken: rows[0]?.taken ?? 0, changed: rows[0]?.changed ?? 0 };
+}
