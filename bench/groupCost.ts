@@ -71,7 +71,7 @@ try {
   // batch, every block of single inserts, every bulk update) and the totals per mode are compared.
   const totals = { batchInsertMs: { on: 0, off: 0 }, singleInsertMs: { on: 0, off: 0 }, bulkUpdateMs: { on: 0, off: 0 }, deleteMs: { on: 0, off: 0 } };
   const order = (i: number) => (i % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const));
-  await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items');
+  await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items, redrive_actions');
   const groupCount = async () => (await client.query('select count(*)::int as n from error_groups')).rows[0].n as number;
   let next = 0;
   for (let i = 0; i < EVENTS / BATCH / 2; i++) {
@@ -119,7 +119,7 @@ try {
     firstPage: page,
   }, null, 2));
   async function measureFirstPage(h: ReturnType<typeof createDb>) {
-    await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items');
+    await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items, redrive_actions');
     // PAGE_EVENTS rows over PAGE_GROUPS fingerprints and the last 14 days, in 100,000-row statements.
     const loadStart = performance.now();
     for (let done = 0; done < PAGE_EVENTS; done += 100_000) {
