@@ -1,0 +1,252 @@
+// Seeds millions of dead letters fast, into a freshly migrated, empty database, leaving it exactly
+// as if every row had been inserted through the table's triggers: 10M rows in minutes instead of
+// the hour and more the trigger path takes (1M took 5-6 min through the triggers on this machine).
+//
+// How:
+//  1. Refuse unless dead_letters is empty and the INSERT triggers on every table written here are
+//     exactly the ones this file rebuilds (KNOWN_INSERT_TRIGGERS): a new trigger must be taught here
+//     first, or its side effects would be missing without anyone noticing.
+//  2. Drop the secondary indexes of dead_letters and of the two side tables that grow with it
+//     (error texts, history); primary keys stay.
+//  3. Load in chunks on several connections with session_replication_role = replica (no triggers),
+//     each chunk one statement that does in CTEs what the triggers do per statement:
+//       tg_dead_letters__stamp            change_id, change_xid: the columns' defaults (the same
+//                                         sequence and pg_current_xact_id()); resolved_at set to
+//                                         now() for SUCCEEDED, RESOLVED and DISCARDED rows
+//       tg_dead_letters__error_texts_insert   one dead_letter_error_texts row per event
+//       tg_dead_letters__recorded         one RECORDED history row, actor 'sql:' || session_user,
+//                                         at the event's created_at
+//       tg_dead_letters__notify_insert    nothing to rebuild: a hint, never state
+//     Row g gets id g (chunks run side by side, so the sequence would interleave them), and the id
+//     sequence is set past the last one.
+//  4. tg_dead_letters__rollup_insert's two ledgers, set-based: one row per group, aggregated from
+//     the table (what lazarus_compact_rollups() leaves after the trigger path).
+//  5. VACUUM (hint bits and visibility map, before the index builds read the heap), recreate the
+//     indexes from their saved definitions on several connections with maintenance_work_mem up,
+//     biggest first, then ANALYZE.
+// verifyDerivedTables() then compares the ledgers with a scan of dead_letters, group by group, and
+// the side tables with dead_letters by count and checksums. test/bench.bulkLoadDeadLetters.test.ts
+// loads the same rows both ways and compares every table.
+import pg from 'pg';
+import { SYNTHETIC_COLUMNS, syntheticDeadLettersSelect, type StatusMix } from './syntheticDeadLetters.ts';
+
+/** Per table, the INSERT triggers whose effects this loader rebuilds. Any other one stops the load. */
+export const KNOWN_INSERT_TRIGGERS: Record<string, string[]> = {
+  dead_letters: [
+    'tg_dead_letters__error_texts_insert', 'tg_dead_letters__notify_insert', 'tg_dead_letters__recorded',
+    'tg_dead_letters__rollup_insert', 'tg_dead_letters__stamp',
+  ],
+  dead_letter_error_texts: [],
+  dead_letter_actions: [],
+  dead_letter_rollups: [],
+  dead_letter_signature_rollups: [],
+};
+const INDEXED_TABLES = ['dead_letters', 'dead_letter_error_texts', 'dead_letter_actions'];
+
+export interface BulkLoadOptions {
+  url: string;
+  rows: number;
+  mix?: StatusMix;
+  /** The time the rows' times count back from (created_at over the 30 days before it). Default: the start. */
+  now?: Date;
+  /** Rows per statement. Default 100,000. */
+  chunkRows?: number;
+  /** Connections that load and build indexes at once. Default 2. */
+  connections?: number;
+  /** maintenance_work_mem of each index-building connection. Default '512MB'. */
+  maintenanceWorkMem?: string;
+  log?: (line: string) => void;
+}
+
+export interface BulkLoadTimings {
+  loadSeconds: number;
+  rollupSeconds: number;
+  vacuumSeconds: number;
+  indexSeconds: number;
+  analyzeSeconds: number;
+  totalSeconds: number;
+}
+
+/** The trigger path, for comparison and small seeds: one INSERT … SELECT through every trigger. */
+export async function insertThroughTriggers(client: pg.ClientBase, lo: number, hi: number, now: Date, mix: StatusMix = 'read'): Promise<void> {
+  await client.query(`insert into dead_letters (${SYNTHETIC_COLUMNS.join(', ')}) ${syntheticDeadLettersSelect(mix)}`, [lo, hi, now]);
+}
+
+const chunkSql = (mix: StatusMix) => `
+with added as (
+  insert into dead_letters (id, ${SYNTHETIC_COLUMNS.join(', ')}, resolved_at)
+  select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then now() end
+    from (${syntheticDeadLettersSelect(mix, true)}) r
+  returning id, created_at, error_message, error_stack
+), texts as (
+  insert into dead_letter_error_texts (dead_letter_id, error_message, error_stack)
+  select id, error_message, error_stack from added
+), recorded as (
+  insert into dead_letter_actions (dead_letter_id, action, actor, created_at)
+  select id, 'RECORDED', 'sql:' || session_user, created_at from added
+)
+select count(*)::int as n from added`;
+
+const ROLLUPS_SQL = `
+insert into dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
+select lazarus_rollup_bucket(created_at), event_type, queue, error_kind, status, count(*), sum(attempts)
+  from dead_letters group by 1, 2, 3, 4, 5`;
+const SIGNATURE_ROLLUPS_SQL = `
+insert into dead_letter_signature_rollups (bucket, error_signature, event_type, queue, error_kind, count)
+select lazarus_rollup_bucket(created_at), error_signature, event_type, queue, error_kind, count(*)
+  from dead_letters group by 1, 2, 3, 4, 5`;
+
+async function connect(url: string, settings: string[] = []): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url, application_name: 'lazarus-bulk-load' });
+  await client.connect();
+  for (const s of settings) await client.query(s);
+  return client;
+}
+
+/** Runs tasks on `clients`, each client taking the next task when it is free. */
+async function runOnEach<T>(clients: pg.Client[], tasks: T[], run: (client: pg.Client, task: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(clients.map(async (client) => {
+    while (next < tasks.length) await run(client, tasks[next++]!);
+  }));
+}
+
+export async function assertKnownTriggers(client: pg.ClientBase): Promise<void> {
+  const { rows } = await client.query<{ table: string; name: string }>(`
+    select c.relname as table, t.tgname as name from pg_trigger t join pg_class c on c.oid = t.tgrelid
+     where c.relname = any($1::text[]) and not t.tgisinternal and (t.tgtype & 4) <> 0 order by 1, 2`, [Object.keys(KNOWN_INSERT_TRIGGERS)]);
+  const unknown = rows.filter((r) => !KNOWN_INSERT_TRIGGERS[r.table]!.includes(r.name));
+  const missing = Object.entries(KNOWN_INSERT_TRIGGERS).flatMap(([table, names]) =>
+    names.filter((n) => !rows.some((r) => r.table === table && r.name === n)).map((name) => ({ table, name })));
+  if (unknown.length || missing.length) {
+    throw new Error(`bulk load: the INSERT triggers changed (unknown: ${unknown.map((r) => `${r.table}.${r.name}`).join(', ') || 'none'}; ` +
+      `missing: ${missing.map((r) => `${r.table}.${r.name}`).join(', ') || 'none'}). Teach bench/bulkLoadDeadLetters.ts what they build, then update KNOWN_INSERT_TRIGGERS.`);
+  }
+}
+
+export async function bulkLoadDeadLetters(options: BulkLoadOptions): Promise<BulkLoadTimings> {
+  const { url, rows, mix = 'read', now = new Date(), chunkRows = 100_000, connections = 2, maintenanceWorkMem = '512MB' } = options;
+  const log = options.log ?? (() => {});
+  const admin = await connect(url);
+  const clients: pg.Client[] = [];
+  const started = performance.now();
+  const since = (t: number) => (performance.now() - t) / 1000;
+  try {
+    await assertKnownTriggers(admin);
+    const { rows: [existing] } = await admin.query<{ n: number }>('select count(*)::int as n from (select 1 from dead_letters limit 1) x');
+    if (existing!.n > 0) throw new Error('bulk load: dead_letters is not empty; load into a freshly migrated database');
+    const { rows: indexes } = await admin.query<{ name: string; def: string; gin: boolean; table: string }>(`
+      select i.indexrelid::regclass::text as name, pg_get_indexdef(i.indexrelid) as def, am.amname = 'gin' as gin, c.relname as table
+        from pg_index i join pg_class c on c.oid = i.indrelid join pg_class ic on ic.oid = i.indexrelid join pg_am am on am.oid = ic.relam
+       where c.relname = any($1::text[]) and not exists (select 1 from pg_constraint k where k.conindid = i.indexrelid)`, [INDEXED_TABLES]);
+    for (const index of indexes) await admin.query(`drop index ${index.name}`);
+
+    for (let i = 0; i < connections; i++) {
+      clients.push(await connect(url, ['set session_replication_role = replica', 'set synchronous_commit = off']));
+    }
+    const chunks: Array<[number, number]> = [];
+    for (let lo = 1; lo <= rows; lo += chunkRows) chunks.push([lo, Math.min(rows, lo + chunkRows - 1)]);
+    let t = performance.now();
+    let loaded = 0;
+    const sql = chunkSql(mix);
+    await runOnEach(clients, chunks, async (client, [lo, hi]) => {
+      const { rows: [r] } = await client.query<{ n: number }>(sql, [lo, hi, now]);
+      loaded += r!.n;
+      log(`loaded ${loaded} rows (${since(started).toFixed(0)} s)`);
+    });
+    // Chunks run side by side, so ids are given (row g gets id g, as one-by-one inserts would) and
+    // the id sequence is moved past them.
+    await admin.query(`select setval(pg_get_serial_sequence('dead_letters', 'id'), $1)`, [rows]);
+    const loadSeconds = since(t);
+
+    t = performance.now();
+    await runOnEach(clients, [ROLLUPS_SQL, SIGNATURE_ROLLUPS_SQL], async (client, statement) => { await client.query(statement); });
+    const rollupSeconds = since(t);
+    log(`rollups built (${since(started).toFixed(0)} s)`);
+
+    t = performance.now();
+    const vacuumed = ['dead_letters', 'dead_letter_error_texts', 'dead_letter_actions', 'dead_letter_rollups', 'dead_letter_signature_rollups'];
+    await runOnEach(clients, vacuumed, async (client, table) => { await client.query(`vacuum ${table}`); });
+    const vacuumSeconds = since(t);
+    log(`vacuumed (${since(started).toFixed(0)} s)`);
+
+    t = performance.now();
+    for (const client of clients) {
+      await client.query(`set maintenance_work_mem = '${maintenanceWorkMem}'`);
+      await client.query('set max_parallel_maintenance_workers = 0'); // the connections are the parallelism
+    }
+    // GIN builds take longest; start them first so the btrees fill in around them.
+    const ordered = [...indexes].sort((a, b) => Number(b.gin) - Number(a.gin) || Number(b.table === 'dead_letters') - Number(a.table === 'dead_letters'));
+    await runOnEach(clients, ordered, async (client, index) => {
+      const s = performance.now();
+      await client.query(index.def);
+      log(`index ${index.name}: ${since(s).toFixed(1)} s (${since(started).toFixed(0)} s)`);
+    });
+    const indexSeconds = since(t);
+
+    t = performance.now();
+    await runOnEach(clients, vacuumed, async (client, table) => { await client.query(`analyze ${table}`); });
+    const analyzeSeconds = since(t);
+    return { loadSeconds, rollupSeconds, vacuumSeconds, indexSeconds, analyzeSeconds, totalSeconds: since(started) };
+  } finally {
+    await Promise.all([admin, ...clients].map((c) => c.end()));
+  }
+}
+
+export interface DerivedTablesCheck {
+  rollupGroups: number;
+  rollupGroupsDiffering: number;
+  signatureGroups: number;
+  signatureGroupsDiffering: number;
+  deadLetters: string;
+  errorTexts: string;
+  recorded: string;
+}
+
+/**
+ * Compares what the INSERT triggers maintain with a scan of dead_letters: both rollup ledgers
+ * group by group (count and attempts, summed over ledger rows), the error-text side table and the
+ * RECORDED history rows by count and checksums. Throws when anything differs.
+ */
+export async function verifyDerivedTables(url: string): Promise<DerivedTablesCheck> {
+  const clients = await Promise.all([connect(url), connect(url)]);
+  try {
+    const [rollups, signatures, sides] = [
+      `with scan as (select lazarus_rollup_bucket(created_at) as bucket, event_type, queue, error_kind, status, count(*) as count, sum(attempts) as attempts
+                       from dead_letters group by 1, 2, 3, 4, 5),
+            ledger as (select bucket, event_type, queue, error_kind, status, sum(count) as count, sum(attempts) as attempts
+                         from dead_letter_rollups group by 1, 2, 3, 4, 5 having sum(count) <> 0 or sum(attempts) <> 0)
+       select count(*)::int as groups, count(*) filter (where s.count is distinct from l.count or s.attempts is distinct from l.attempts)::int as differing
+         from scan s full join ledger l using (bucket, event_type, queue, error_kind, status)`,
+      `with scan as (select lazarus_rollup_bucket(created_at) as bucket, error_signature, event_type, queue, error_kind, count(*) as count
+                       from dead_letters group by 1, 2, 3, 4, 5),
+            ledger as (select bucket, error_signature, event_type, queue, error_kind, sum(count) as count
+                         from dead_letter_signature_rollups group by 1, 2, 3, 4, 5 having sum(count) <> 0)
+       select count(*)::int as groups, count(*) filter (where s.count is distinct from l.count)::int as differing
+         from scan s full join ledger l using (bucket, error_signature, event_type, queue, error_kind)`,
+      `select (select concat_ws(' ', count(*), coalesce(sum(id), 0), coalesce(sum(length(error_message)), 0), coalesce(sum(length(error_stack)), 0),
+                                 coalesce(sum(extract(epoch from created_at)), 0)::bigint)
+                 from dead_letters) as dead_letters,
+              (select concat_ws(' ', count(*), coalesce(sum(dead_letter_id), 0), coalesce(sum(length(error_message)), 0), coalesce(sum(length(error_stack)), 0))
+                 from dead_letter_error_texts) as error_texts,
+              (select concat_ws(' ', count(*), coalesce(sum(dead_letter_id), 0), coalesce(sum(extract(epoch from created_at)), 0)::bigint)
+                 from dead_letter_actions where action = 'RECORDED') as recorded`,
+    ];
+    const [a, b] = await Promise.all([clients[0]!.query(rollups), clients[1]!.query(signatures)]);
+    const { rows: [side] } = await clients[0]!.query(sides);
+    const check: DerivedTablesCheck = {
+      rollupGroups: a.rows[0].groups, rollupGroupsDiffering: a.rows[0].differing,
+      signatureGroups: b.rows[0].groups, signatureGroupsDiffering: b.rows[0].differing,
+      deadLetters: side.dead_letters, errorTexts: side.error_texts, recorded: side.recorded,
+    };
+    const [n, ids, messages, stacks, created] = check.deadLetters.split(' ');
+    const textsMatch = check.errorTexts === [n, ids, messages, stacks].join(' ');
+    const recordedMatch = check.recorded === [n, ids, created].join(' ');
+    if (check.rollupGroupsDiffering || check.signatureGroupsDiffering || !textsMatch || !recordedMatch) {
+      throw new Error(`derived tables disagree with dead_letters: ${JSON.stringify(check)}`);
+    }
+    return check;
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+}
