@@ -17,10 +17,13 @@
 //       tg_dead_letters__recorded         one RECORDED history row, actor 'sql:' || session_user,
 //                                         at the event's created_at
 //       tg_dead_letters__notify_insert    nothing to rebuild: a hint, never state
+//       tg_dead_letters__error_group_id   error_group_id, from the same function of the same key
 //     Row g gets id g (chunks run side by side, so the sequence would interleave them), and the id
 //     sequence is set past the last one.
 //  4. tg_dead_letters__rollup_insert's two ledgers, set-based: one row per group, aggregated from
-//     the table (what lazarus_compact_rollups() leaves after the trigger path).
+//     the table (what lazarus_compact_rollups() leaves after the trigger path); and
+//     tg_dead_letters__error_groups_insert's ledger the same way, folded into error_groups by the
+//     service's own folder (lazarus_fold_error_groups) as the service would.
 //  5. VACUUM (hint bits and visibility map, before the index builds read the heap), recreate the
 //     indexes from their saved definitions on several connections with maintenance_work_mem up,
 //     biggest first, then ANALYZE.
@@ -33,9 +36,11 @@ import { SYNTHETIC_COLUMNS, syntheticDeadLettersSelect, type StatusMix } from '.
 /** Per table, the INSERT triggers whose effects this loader rebuilds. Any other one stops the load. */
 export const KNOWN_INSERT_TRIGGERS: Record<string, string[]> = {
   dead_letters: [
+    'tg_dead_letters__error_group_id', 'tg_dead_letters__error_groups_insert',
     'tg_dead_letters__error_texts_insert', 'tg_dead_letters__notify_insert', 'tg_dead_letters__recorded',
     'tg_dead_letters__rollup_insert', 'tg_dead_letters__stamp',
   ],
+  error_group_deltas: [],
   dead_letter_error_texts: [],
   dead_letter_actions: [],
   dead_letter_rollups: [],
@@ -74,9 +79,10 @@ export async function insertThroughTriggers(client: pg.ClientBase, lo: number, h
 
 const chunkSql = (mix: StatusMix) => `
 with added as (
-  insert into dead_letters (id, ${SYNTHETIC_COLUMNS.join(', ')}, resolved_at)
-  select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then now() end
-    from (${syntheticDeadLettersSelect(mix, true)}) r
+  insert into dead_letters (id, ${SYNTHETIC_COLUMNS.join(', ')}, resolved_at, error_group_id)
+  select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then now() end,
+         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_error_signature(r.error_message))
+    from (${syntheticDeadLettersSelect(mix, true)}) r(id, ${SYNTHETIC_COLUMNS.join(', ')})
   returning id, created_at, error_message, error_stack
 ), texts as (
   insert into dead_letter_error_texts (dead_letter_id, error_message, error_stack)
@@ -95,6 +101,24 @@ const SIGNATURE_ROLLUPS_SQL = `
 insert into dead_letter_signature_rollups (bucket, error_signature, event_type, queue, error_kind, count)
 select lazarus_rollup_bucket(created_at), error_signature, event_type, queue, error_kind, count(*)
   from dead_letters group by 1, 2, 3, 4, 5`;
+
+// The trigger's own SELECT over the whole table (the synthetic rows set no fingerprint).
+const GROUP_DELTAS_SQL = `
+insert into error_group_deltas (group_id, event_type, error_kind, signature, bucket, total, unresolved, failures, requeued,
+                                first_seen, last_seen, queues, sources, sample_id)
+select error_group_id, event_type, error_kind, coalesce(fingerprint, error_signature), lazarus_rollup_bucket(created_at),
+       count(*), sum(lazarus_is_unresolved(status)), sum(lazarus_is_unresolved(status)), 0,
+       min(created_at), max(created_at), array_agg(distinct queue), array_agg(distinct source), min(id)
+  from dead_letters group by 1, 2, 3, 4, 5`;
+
+/** Folds the whole error-group ledger, as the service's folder would. */
+export async function foldAllErrorGroups(client: pg.ClientBase): Promise<void> {
+  for (;;) {
+    const { rows: [r] } = await client.query<{ taken: number }>('select taken from lazarus_fold_error_groups(1000000)');
+    if (r!.taken === 0) return;
+    if (r!.taken < 0) throw new Error('bulk load: another folder holds the error-group lock');
+  }
+}
 
 async function connect(url: string, settings: string[] = []): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url, application_name: 'lazarus-bulk-load' });
@@ -160,7 +184,8 @@ export async function bulkLoadDeadLetters(options: BulkLoadOptions): Promise<Bul
     const loadSeconds = since(t);
 
     t = performance.now();
-    await runOnEach(clients, [ROLLUPS_SQL, SIGNATURE_ROLLUPS_SQL], async (client, statement) => { await client.query(statement); });
+    await runOnEach(clients, [ROLLUPS_SQL, SIGNATURE_ROLLUPS_SQL, GROUP_DELTAS_SQL], async (client, statement) => { await client.query(statement); });
+    await foldAllErrorGroups(admin);
     const rollupSeconds = since(t);
     log(`rollups built (${since(started).toFixed(0)} s)`);
 
@@ -198,6 +223,8 @@ export interface DerivedTablesCheck {
   rollupGroupsDiffering: number;
   signatureGroups: number;
   signatureGroupsDiffering: number;
+  errorGroups: number;
+  errorGroupsDiffering: number;
   deadLetters: string;
   errorTexts: string;
   recorded: string;
@@ -205,7 +232,7 @@ export interface DerivedTablesCheck {
 
 /**
  * Compares what the INSERT triggers maintain with a scan of dead_letters: both rollup ledgers
- * group by group (count and attempts, summed over ledger rows), the error-text side table and the
+ * group by group (count and attempts, summed over ledger rows), the folded error groups' counts, the error-text side table and the
  * RECORDED history rows by count and checksums. Throws when anything differs.
  */
 export async function verifyDerivedTables(url: string): Promise<DerivedTablesCheck> {
@@ -232,17 +259,24 @@ export async function verifyDerivedTables(url: string): Promise<DerivedTablesChe
               (select concat_ws(' ', count(*), coalesce(sum(dead_letter_id), 0), coalesce(sum(extract(epoch from created_at)), 0)::bigint)
                  from dead_letter_actions where action = 'RECORDED') as recorded`,
     ];
+    const groups = `with scan as (select error_group_id as id, count(*) as total, sum(lazarus_is_unresolved(status)) as unresolved
+                                      from dead_letters group by 1)
+       select count(*)::int as groups,
+              count(*) filter (where s.total is distinct from g.total_count or s.unresolved is distinct from g.unresolved_count)::int as differing
+         from scan s full join error_groups g using (id)`;
     const [a, b] = await Promise.all([clients[0]!.query(rollups), clients[1]!.query(signatures)]);
+    const { rows: [g] } = await clients[1]!.query(groups);
     const { rows: [side] } = await clients[0]!.query(sides);
     const check: DerivedTablesCheck = {
       rollupGroups: a.rows[0].groups, rollupGroupsDiffering: a.rows[0].differing,
       signatureGroups: b.rows[0].groups, signatureGroupsDiffering: b.rows[0].differing,
+      errorGroups: g.groups, errorGroupsDiffering: g.differing,
       deadLetters: side.dead_letters, errorTexts: side.error_texts, recorded: side.recorded,
     };
     const [n, ids, messages, stacks, created] = check.deadLetters.split(' ');
     const textsMatch = check.errorTexts === [n, ids, messages, stacks].join(' ');
     const recordedMatch = check.recorded === [n, ids, created].join(' ');
-    if (check.rollupGroupsDiffering || check.signatureGroupsDiffering || !textsMatch || !recordedMatch) {
+    if (check.rollupGroupsDiffering || check.signatureGroupsDiffering || check.errorGroupsDiffering || !textsMatch || !recordedMatch) {
       throw new Error(`derived tables disagree with dead_letters: ${JSON.stringify(check)}`);
     }
     return check;

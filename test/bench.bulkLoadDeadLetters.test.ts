@@ -3,7 +3,7 @@
 // side tables, same rollups, same indexes, a working change cursor.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bulkLoadDeadLetters, insertThroughTriggers, KNOWN_INSERT_TRIGGERS, verifyDerivedTables } from '../bench/bulkLoadDeadLetters.ts';
+import { bulkLoadDeadLetters, foldAllErrorGroups, insertThroughTriggers, KNOWN_INSERT_TRIGGERS, verifyDerivedTables } from '../bench/bulkLoadDeadLetters.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
 
 const ROWS = 3_000;
@@ -12,7 +12,7 @@ const ROWS = 3_000;
 const ROW_COLUMNS = `id, event_type, queue, source, ordering_key, ordering_seq, dedupe_key, payload, headers, error_kind, error_message,
   error_stack, error_signature, status, attempts, max_attempts, next_attempt_at, lease_owner, lease_token, lease_expires_at,
   resolved_at is not null as resolved, resolved_by, resolution_reason, occurred_at is not null as occurred, created_at, updated_at,
-  version, delivery_generation`;
+  version, delivery_generation, error_group_id`;
 const SNAPSHOTS = {
   deadLetters: `select ${ROW_COLUMNS} from dead_letters order by id`,
   errorTexts: 'select * from dead_letter_error_texts order by dead_letter_id',
@@ -21,6 +21,10 @@ const SNAPSHOTS = {
               from dead_letter_rollups group by 1, 2, 3, 4, 5 having sum(count) <> 0 or sum(attempts) <> 0 order by 1, 2, 3, 4, 5`,
   signatureRollups: `select bucket, error_signature, event_type, queue, error_kind, sum(count)::bigint as count
                        from dead_letter_signature_rollups group by 1, 2, 3, 4, 5 having sum(count) <> 0 order by 1, 2, 3, 4, 5`,
+  errorGroups: `select id, event_type, error_kind, signature, status, total_count, unresolved_count, first_seen, last_seen, queues, sources,
+                       sample_dead_letter_id, regressed_at from error_groups order by id`,
+  errorGroupHours: 'select group_id, bucket, count from error_group_hours order by 1, 2',
+  errorGroupHistory: 'select group_id, from_status, to_status, actor, reason from error_group_actions order by group_id, id',
   indexes: `select c.relname as table, i.relname as name, pg_get_indexdef(i.oid) as def
               from pg_index x join pg_class i on i.oid = x.indexrelid join pg_class c on c.oid = x.indrelid
              join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' order by 1, 2`,
@@ -40,6 +44,7 @@ describe('bench bulk load', () => {
     // Several statements, as the bench's trigger path does, so the ledgers hold several rows per group.
     const now = new Date();
     for (let lo = 1; lo <= ROWS; lo += 1_000) await insertThroughTriggers(client, lo, lo + 999, now);
+    await foldAllErrorGroups(client); // what the service's folder does a moment later
     await client.end();
     await bulkLoadDeadLetters({ url: urls.bulk, rows: ROWS, now, chunkRows: 700, connections: 2 });
   });
@@ -66,6 +71,7 @@ describe('bench bulk load', () => {
     expect(viaTriggers.errorTexts).toHaveLength(ROWS);
     expect(viaTriggers.actions).toHaveLength(ROWS);
     expect(viaTriggers.rollups!.length).toBeGreaterThan(100);
+    expect(viaTriggers.errorGroups!.length).toBeGreaterThan(5);
     for (const name of Object.keys(SNAPSHOTS)) expect({ [name]: viaBulk[name] }).toEqual({ [name]: viaTriggers[name] });
   });
 
@@ -85,7 +91,7 @@ describe('bench bulk load', () => {
   });
 
   it('passes its own check, and the check finds a rollup that went missing', async () => {
-    await expect(verifyDerivedTables(urls.bulk)).resolves.toMatchObject({ rollupGroupsDiffering: 0, signatureGroupsDiffering: 0 });
+    await expect(verifyDerivedTables(urls.bulk)).resolves.toMatchObject({ rollupGroupsDiffering: 0, signatureGroupsDiffering: 0, errorGroupsDiffering: 0 });
     const client = new pg.Client({ connectionString: urls.bulk });
     await client.connect();
     try {
