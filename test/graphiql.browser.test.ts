@@ -61,6 +61,9 @@ describe('GraphiQL', () => {
       // The tab strip animates into place after load; a click is taken once the tab is selected.
       await tab.dispatchEvent('click');
       await page.locator('li.graphiql-tab-active', { has: tab }).waitFor();
+      // The editor swaps in the tab's document a moment after the tab turns active (under load,
+      // an execute in between ran the previous tab's operation name against it).
+      await page.locator('.graphiql-query-editor', { hasText: /subscription\s+DeadLetterChanges/ }).waitFor();
       await page.locator('.graphiql-execute-button').click();
       // Subscribed once the feed has a listener: only then is a new row this tab's to see.
       for (const deadline = Date.now() + 15_000; live.feed.events.listenerCount() === 0;) {
