@@ -44,9 +44,13 @@ export function useTestDatabase(): TestDatabase {
 
 export async function truncateAll(handle: DbHandle): Promise<void> {
   await handle.pool.query(
-    // Error groups first, on their own: truncating dead_letters also truncates them (a trigger),
+    // One implicit transaction. It first takes the error-group folder's lock (the folder only
+    // tries it, and skips), so a service running in the test cannot fold while the tables go: its
+    // fold and these TRUNCATEs took their locks in different orders and deadlocked.
+    // Error groups next, on their own: truncating dead_letters also truncates them (a trigger),
     // which fails for tables the same TRUNCATE names.
-    `truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
+    `select pg_advisory_xact_lock(4757231860019247);
+     truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
      truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
      truncate rate_limit_windows;
      truncate alerts, alert_throttles, alert_rules restart identity;
