@@ -9,12 +9,12 @@ import { loadavg } from 'node:os';
 import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '../src/db/migrate.ts';
+import { BATCH, measureTriggerCost, summarizeTriggerCost } from './triggerCost.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const SINGLES = Number(process.env.SINGLES ?? 2_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const BATCH = 500;
 const TRIGGERS = ['tg_dead_letters__rollup_insert', 'tg_dead_letters__rollup_update', 'tg_dead_letters__rollup_delete', 'tg_dead_letters__signature_rollup_update'];
 
 const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
@@ -28,64 +28,9 @@ client.on('error', () => {});
 try {
   await migrate(url.toString(), { logger: pino({ level: 'silent' }) });
   await client.connect();
-  const filler = 'x'.repeat(2_600);
-  const kinds = ['order.placed', 'order.shipped', 'payment.captured', 'user.signup'];
-  const insertBatch = async (start: number, n: number) => {
-    const values: unknown[] = [];
-    const tuples: string[] = [];
-    for (let k = 0; k < n; k++) {
-      const i = start + k;
-      const b = values.length;
-      values.push(kinds[i % 4], JSON.stringify({ orderId: i, note: filler }), `HTTP 503 from inventory-service (request ${i})`);
-      tuples.push(`($${b + 1}, 'orders', 'checkout', $${b + 2}::jsonb, '{}'::jsonb, 'DOWNSTREAM_API', $${b + 3})`);
-    }
-    await client.query(`insert into dead_letters (event_type, queue, source, payload, headers, error_kind, error_message) values ${tuples.join(',')}`, values);
-  };
-  const timed = async (fn: () => Promise<unknown>) => {
-    const start = performance.now();
-    await fn();
-    return performance.now() - start;
-  };
-  const setTriggers = async (mode: 'on' | 'off') => {
-    for (const trigger of TRIGGERS) await client.query(`alter table dead_letters ${mode === 'on' ? 'enable' : 'disable'} trigger ${trigger}`);
-  };
-  // Load on this machine swings by 5-10x within seconds, so modes alternate at a fine grain (every
-  // batch, every block of single inserts, every bulk update) and the totals per mode are compared.
-  const totals = { batchInsertMs: { on: 0, off: 0 }, singleInsertMs: { on: 0, off: 0 }, bulkUpdateMs: { on: 0, off: 0 }, deleteMs: { on: 0, off: 0 } };
-  const order = (i: number) => (i % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const));
-  await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items, redrive_actions');
-  let next = 0;
-  for (let i = 0; i < EVENTS / BATCH / 2; i++) {
-    for (const mode of order(i)) {
-      await setTriggers(mode);
-      totals.batchInsertMs[mode] += await timed(() => insertBatch(next, BATCH));
-      next += BATCH;
-    }
-  }
-  for (let i = 0; i < SINGLES / 50 / 2; i++) {
-    for (const mode of order(i)) {
-      await setTriggers(mode);
-      totals.singleInsertMs[mode] += await timed(async () => {
-        for (let k = 0; k < 50; k++) await insertBatch(next++, 1);
-      });
-    }
-  }
-  await client.query('vacuum analyze dead_letters');
-  let flip = 0;
-  for (let i = 0; i < ROUNDS; i++) {
-    for (const mode of order(i)) {
-      await setTriggers(mode);
-      const status = flip++ % 2 === 0 ? 'EXHAUSTED' : 'PENDING';
-      totals.bulkUpdateMs[mode] += await timed(() => client.query(`update dead_letters set status = $1::"DeadLetterStatus"`, [status]));
-    }
-  }
-  for (const mode of order(0)) {
-    await setTriggers(mode);
-    totals.deleteMs[mode] += await timed(() => client.query(`delete from dead_letters where id % 2 = $1`, [mode === 'on' ? 0 : 1]));
-  }
-  await setTriggers('on');
+  const totals = await measureTriggerCost({ client, triggers: TRIGGERS, events: EVENTS, singles: SINGLES, rounds: ROUNDS });
   const rows = (await client.query('select count(*)::int as n from dead_letters')).rows[0].n;
-  const summary = Object.fromEntries(Object.entries(totals).map(([k, v]) => [k, { triggersOn: Math.round(v.on), triggersOff: Math.round(v.off), onOverOff: Number((v.on / v.off).toFixed(2)) }]));
+  const summary = summarizeTriggerCost(totals);
   console.log(JSON.stringify({
     batchInserts: `${EVENTS} rows in ${BATCH}-row statements, half each mode`, singleInserts: `${SINGLES} one-row statements, half each mode`,
     bulkUpdates: `${ROUNDS} full-table status updates per mode over ${EVENTS + SINGLES} rows`, deletes: `half of the rows per mode`, rowsLeft: rows,
