@@ -14,13 +14,13 @@
 //    whole GraphQL pipeline in-process: p50/p95 per order over PAGE_RUNS requests (default 40).
 // BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; a scratch database is created
 // and dropped. EVENTS (default 20,000), SINGLES (default 2,000) and ROUNDS (default 3) size part 1.
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { pino } from 'pino';
 import { LOCAL_PRINCIPAL } from '../src/api/auth/principal.ts';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { createDatabase, dropDatabase, randomDatabaseName } from '../test/helpers/databases.ts';
 import { BATCH, measureTriggerCost, summarizeTriggerCost, timed } from './triggerCost.ts';
 import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
 import { createGraphQLServer } from '../src/api/server.ts';
@@ -35,22 +35,18 @@ const PAGE_EVENTS = Number(process.env.PAGE_EVENTS ?? 1_000_000);
 const PAGE_RUNS = Number(process.env.PAGE_RUNS ?? 40);
 const TRIGGERS = ['tg_dead_letters__error_group_id', 'tg_dead_letters__error_groups_insert', 'tg_dead_letters__error_groups_update', 'tg_dead_letters__error_groups_delete'];
 
-const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`create database "${name}"`);
-const client = new pg.Client({ connectionString: url.toString() });
+const name = randomDatabaseName('lazarus_bench');
+const url = await createDatabase(adminUrl, name);
+const client = new pg.Client({ connectionString: url });
 client.on('error', () => {});
 try {
-  await migrate(url.toString(), { logger: pino({ level: 'silent' }) });
+  await migrate(url, { logger: pino({ level: 'silent' }) });
   await client.connect();
   const totals = await measureTriggerCost({ client, triggers: TRIGGERS, events: EVENTS, singles: SINGLES, rounds: ROUNDS, fingerprint: GROUPS ? (i) => `group-${i % GROUPS}` : undefined });
   const groupCount = async () => (await client.query('select count(*)::int as n from error_groups')).rows[0].n as number;
   const rows = (await client.query('select count(*)::int as n from dead_letters')).rows[0].n;
   const ledgerRows = (await client.query('select count(*)::int as n from error_group_deltas')).rows[0].n as number;
-  const handle = createDb(url.toString(), { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 600_000, applicationName: 'bench-groups' });
+  const handle = createDb(url, { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 600_000, applicationName: 'bench-groups' });
   const foldMs = await timed(() => foldErrorGroupLedger(handle.db));
   const groups = await groupCount();
   const page = await measureFirstPage(handle);
@@ -103,6 +99,5 @@ try {
   process.exitCode = 1;
 } finally {
   await client.end().catch(() => {});
-  await admin.query(`drop database if exists "${name}" with (force)`);
-  await admin.end();
+  await dropDatabase(adminUrl, name);
 }

@@ -4,11 +4,11 @@
 // (ALTER TABLE … DISABLE TRIGGER between timed statements), one connection, one database.
 // BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; a scratch database is created
 // and dropped. EVENTS (default 20,000), SINGLES (default 2,000) and ROUNDS (default 3) override sizes.
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '../src/db/migrate.ts';
+import { createDatabase, dropDatabase, randomDatabaseName } from '../test/helpers/databases.ts';
 import { BATCH, measureTriggerCost, summarizeTriggerCost } from './triggerCost.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -17,16 +17,12 @@ const SINGLES = Number(process.env.SINGLES ?? 2_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const TRIGGERS = ['tg_dead_letters__rollup_insert', 'tg_dead_letters__rollup_update', 'tg_dead_letters__rollup_delete', 'tg_dead_letters__signature_rollup_update'];
 
-const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`create database "${name}"`);
-const client = new pg.Client({ connectionString: url.toString() });
+const name = randomDatabaseName('lazarus_bench');
+const url = await createDatabase(adminUrl, name);
+const client = new pg.Client({ connectionString: url });
 client.on('error', () => {});
 try {
-  await migrate(url.toString(), { logger: pino({ level: 'silent' }) });
+  await migrate(url, { logger: pino({ level: 'silent' }) });
   await client.connect();
   const totals = await measureTriggerCost({ client, triggers: TRIGGERS, events: EVENTS, singles: SINGLES, rounds: ROUNDS });
   const rows = (await client.query('select count(*)::int as n from dead_letters')).rows[0].n;
@@ -41,6 +37,5 @@ try {
   process.exitCode = 1;
 } finally {
   await client.end().catch(() => {});
-  await admin.query(`drop database if exists "${name}" with (force)`);
-  await admin.end();
+  await dropDatabase(adminUrl, name);
 }

@@ -3,12 +3,11 @@
 // and that apply + undo leave payload::text as it was. ~1 KB payloads, a one-op JSON Patch that
 // changes two events in three. BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; a
 // scratch database is created and dropped. EVENTS (default 10,000) and ROUNDS (default 3) override.
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
-import pg from 'pg';
 import { pino } from 'pino';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { createDatabase, dropDatabase, randomDatabaseName } from '../test/helpers/databases.ts';
 import { parsePayloadPatch } from '../src/domain/payloadPatch.ts';
 import { applyTransform, previewTransform, undoTransform } from '../src/domain/payloadTransforms.ts';
 
@@ -16,15 +15,11 @@ const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
 const EVENTS = Number(process.env.EVENTS ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 
-const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`create database "${name}"`);
-const handle = createDb(url.toString(), { poolMax: 4, acquireTimeoutMs: 5_000, statementTimeoutMs: 60_000, applicationName: 'bench-transform' });
+const name = randomDatabaseName('lazarus_bench');
+const url = await createDatabase(adminUrl, name);
+const handle = createDb(url, { poolMax: 4, acquireTimeoutMs: 5_000, statementTimeoutMs: 60_000, applicationName: 'bench-transform' });
 try {
-  await migrate(url.toString(), { logger: pino({ level: 'silent' }) });
+  await migrate(url, { logger: pino({ level: 'silent' }) });
   await handle.pool.query(`insert into dead_letters (event_type, payload, status, error_message)
     select 'bench.t', jsonb_build_object('n', i, 'currency', case when i % 3 = 0 then 'EUR' else 'usd' end,
                                           'amount', (i || '.50')::numeric, 'note', repeat('x', 900)),
@@ -52,6 +47,5 @@ try {
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 } finally {
   await handle.close();
-  await admin.query(`drop database if exists "${name}" with (force)`);
-  await admin.end();
+  await dropDatabase(adminUrl, name);
 }
