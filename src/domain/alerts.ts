@@ -1,8 +1,9 @@
 // Raising alerts, and what an alert says. raiseAlert is the one entry point for event-driven
-// triggers: the error groups' triggers reach the same SQL function from the database
-// (lazarus_raise_alert, migration 20261125134500_alerts), the redrive guard calls raiseAlert with
-// its transaction, and the metric evaluator (src/workers/alertEvaluation.ts) calls raiseMetricAlert.
+// triggers: the error-group folder reaches the same SQL function from the database
+// (lazarus_raise_alert, migration 20261125134500_alerts), the redrive guard calls raiseAlert right
+// after it pauses a redrive, and the metric evaluator (src/workers/alertEvaluation.ts) calls raiseMetricAlert.
 import type { Db, DbTx } from '../db/createDb.ts';
+import type { ClaimedAlert } from '../db/sql/claimDueAlerts.ts';
 import { raiseAlertRows } from '../db/sql/raiseAlert.ts';
 import type { AlertFormat, AlertTrigger } from '../generated/prisma/enums.ts';
 import { ValidationError } from './errors.ts';
@@ -83,17 +84,8 @@ export function metricValue(trigger: MetricAlertTrigger, figures: MetricFigures)
   }
 }
 
-export interface AlertMessage {
-  id: bigint;
-  attempt: number;
-  trigger: AlertTrigger;
-  subject: string;
-  summary: string;
-  details: unknown;
-  createdAt: Date;
-  ruleId: bigint | null;
-  ruleName: string;
-}
+/** What an alert says: the claimed alert without its channel. */
+export type AlertMessage = Omit<ClaimedAlert, 'channel'>;
 
 /** The webhook-id of an alert: the same on every attempt, distinct from dead letters' numeric ids. */
 export function alertWebhookId(alertId: bigint): string {
