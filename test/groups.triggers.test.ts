@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ERROR_GROUP_FOLD_LOCK, foldErrorGroups } from '../src/db/sql/foldErrorGroups.ts';
 import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
 
@@ -279,6 +280,20 @@ describe('no producer waits on another', () => {
       first.release();
       second.release();
     }
+  });
+
+  it('steps aside while someone holds ERROR_GROUP_FOLD_LOCK, the lock the fold itself takes', async () => {
+    await insert({});
+    const holder = await sql.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`select pg_advisory_xact_lock(${ERROR_GROUP_FOLD_LOCK})`);
+      expect(await foldErrorGroups(t.db, 100)).toEqual({ taken: -1, changed: 0 });
+    } finally {
+      await holder.query('rollback');
+      holder.release();
+    }
+    expect(await foldErrorGroups(t.db, 100)).toMatchObject({ taken: 1 });
   });
 
   it('lets two folders run at once: one folds, the other steps aside, and every delta counts once', async () => {

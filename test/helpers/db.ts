@@ -3,6 +3,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, inject } from 'vitest';
 import { createDb, type Db, type DbHandle } from '../../src/db/createDb.ts';
+import { ERROR_GROUP_FOLD_LOCK } from '../../src/db/sql/foldErrorGroups.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './databases.ts';
 
 export interface TestDatabase {
@@ -49,7 +50,7 @@ export async function truncateAll(handle: DbHandle): Promise<void> {
     // fold and these TRUNCATEs took their locks in different orders and deadlocked.
     // Error groups next, on their own: truncating dead_letters also truncates them (a trigger),
     // which fails for tables the same TRUNCATE names.
-    `select pg_advisory_xact_lock(4757231860019247);
+    `select pg_advisory_xact_lock(${ERROR_GROUP_FOLD_LOCK});
      truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
      truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
      truncate rate_limit_windows;

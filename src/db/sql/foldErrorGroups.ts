@@ -2,6 +2,12 @@
 // migration 20261125130000_error_groups_ledger): one statement, so one short transaction.
 import type { Db } from '../createDb.ts';
 
+/**
+ * The transaction-level advisory lock the fold takes (and skips on when busy); the literal in the
+ * migration's lazarus_fold_error_groups. Whoever must keep the fold out for a moment takes it too.
+ */
+export const ERROR_GROUP_FOLD_LOCK = 4757231860019247n;
+
 export interface ErrorGroupFold {
   /** Ledger rows taken; -1 when another folder held the lock (it does the work). */
   taken: number;
