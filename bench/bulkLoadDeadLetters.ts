@@ -6,17 +6,19 @@
 //  1. Refuse unless dead_letters is empty and the INSERT triggers on every table written here are
 //     exactly the ones this file rebuilds (KNOWN_INSERT_TRIGGERS): a new trigger must be taught here
 //     first, or its side effects would be missing without anyone noticing.
-//  2. Drop the secondary indexes of dead_letters and of the two side tables that grow with it
-//     (error texts, history); primary keys stay.
+//  2. Drop the secondary indexes of dead_letters, its state table and the two side tables that
+//     grow with it (error texts, history); primary keys stay.
 //  3. Load in chunks on several connections with session_replication_role = replica (no triggers),
 //     each chunk one statement that does in CTEs what the triggers do per statement:
-//       tg_dead_letters__stamp            change_id, change_xid: the columns' defaults (the same
+//       tg_dead_letters__state_insert     one dead_letter_states row per event, from the inserted
+//                                         status, attempts and next attempt
+//       tg_dead_letter_states__stamp      change_id, change_xid: the columns' defaults (the same
 //                                         sequence and pg_current_xact_id()); resolved_at set to
 //                                         now() for SUCCEEDED, RESOLVED and DISCARDED rows
 //       tg_dead_letters__error_texts_insert   one dead_letter_error_texts row per event
 //       tg_dead_letters__recorded         one RECORDED history row, actor 'sql:' || session_user,
 //                                         at the event's created_at
-//       tg_dead_letters__notify_insert    nothing to rebuild: a hint, never state
+//       tg_dead_letter_states__notify_insert  nothing to rebuild: a hint, never state
 //       tg_dead_letters__error_group_id   error_group_id, from the same function of the same key
 //     Row g gets id g (chunks run side by side, so the sequence would interleave them), and the id
 //     sequence is set past the last one.
@@ -37,16 +39,17 @@ import { SYNTHETIC_COLUMNS, syntheticDeadLettersSelect, type StatusMix } from '.
 export const KNOWN_INSERT_TRIGGERS: Record<string, string[]> = {
   dead_letters: [
     'tg_dead_letters__error_group_id', 'tg_dead_letters__error_groups_insert',
-    'tg_dead_letters__error_texts_insert', 'tg_dead_letters__notify_insert', 'tg_dead_letters__recorded',
-    'tg_dead_letters__rollup_insert', 'tg_dead_letters__stamp',
+    'tg_dead_letters__error_texts_insert', 'tg_dead_letters__recorded',
+    'tg_dead_letters__rollup_insert', 'tg_dead_letters__state_insert',
   ],
+  dead_letter_states: ['tg_dead_letter_states__notify_insert', 'tg_dead_letter_states__stamp'],
   error_group_deltas: [],
   dead_letter_error_texts: [],
   dead_letter_actions: [],
   dead_letter_rollups: [],
   dead_letter_signature_rollups: [],
 };
-const INDEXED_TABLES = ['dead_letters', 'dead_letter_error_texts', 'dead_letter_actions'];
+const INDEXED_TABLES = ['dead_letters', 'dead_letter_states', 'dead_letter_error_texts', 'dead_letter_actions'];
 
 export interface BulkLoadOptions {
   url: string;
@@ -73,17 +76,28 @@ export interface BulkLoadTimings {
 }
 
 /** The trigger path, for comparison and small seeds: one INSERT … SELECT through every trigger. */
+// Through lazarus_dead_letters, because updated_at lives on the state row; its INSTEAD OF trigger
+// inserts the state row, then the event row, whose own triggers then run as for any insert.
 export async function insertThroughTriggers(client: pg.ClientBase, lo: number, hi: number, now: Date, mix: StatusMix = 'read'): Promise<void> {
-  await client.query(`insert into dead_letters (${SYNTHETIC_COLUMNS.join(', ')}) ${syntheticDeadLettersSelect(mix)}`, [lo, hi, now]);
+  await client.query(`insert into lazarus_dead_letters (${SYNTHETIC_COLUMNS.join(', ')}) ${syntheticDeadLettersSelect(mix)}`, [lo, hi, now]);
 }
 
+/** The synthetic columns that live on dead_letters itself (updated_at is the state row's). */
+const EVENT_COLUMNS = SYNTHETIC_COLUMNS.filter((c) => c !== 'updated_at');
+
 const chunkSql = (mix: StatusMix) => `
-with added as (
-  insert into dead_letters (id, ${SYNTHETIC_COLUMNS.join(', ')}, resolved_at, error_group_id)
-  select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then now() end,
-         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_error_signature(r.error_message))
+with r as materialized (
+  select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then now() end as resolved_at
     from (${syntheticDeadLettersSelect(mix, true)}) r(id, ${SYNTHETIC_COLUMNS.join(', ')})
+), added as (
+  insert into dead_letters (id, ${EVENT_COLUMNS.join(', ')}, resolved_at, error_group_id)
+  select id, ${EVENT_COLUMNS.map((c) => `r.${c}`).join(', ')}, resolved_at,
+         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_error_signature(r.error_message))
+    from r
   returning id, created_at, error_message, error_stack
+), states as (
+  insert into dead_letter_states (id, event_type, ordering_key, ordering_seq, status, attempts, next_attempt_at, resolved_at, updated_at)
+  select id, event_type, ordering_key, ordering_seq, status::"DeadLetterStatus", attempts, next_attempt_at, resolved_at, updated_at from r
 ), texts as (
   insert into dead_letter_error_texts (dead_letter_id, error_message, error_stack)
   select id, error_message, error_stack from added
@@ -190,7 +204,7 @@ export async function bulkLoadDeadLetters(options: BulkLoadOptions): Promise<Bul
     log(`rollups built (${since(started).toFixed(0)} s)`);
 
     t = performance.now();
-    const vacuumed = ['dead_letters', 'dead_letter_error_texts', 'dead_letter_actions', 'dead_letter_rollups', 'dead_letter_signature_rollups'];
+    const vacuumed = ['dead_letters', 'dead_letter_states', 'dead_letter_error_texts', 'dead_letter_actions', 'dead_letter_rollups', 'dead_letter_signature_rollups'];
     await runOnEach(clients, vacuumed, async (client, table) => { await client.query(`vacuum ${table}`); });
     const vacuumSeconds = since(t);
     log(`vacuumed (${since(started).toFixed(0)} s)`);
@@ -240,7 +254,7 @@ export async function verifyDerivedTables(url: string): Promise<DerivedTablesChe
   try {
     const [rollups, signatures, sides] = [
       `with scan as (select lazarus_rollup_bucket(created_at) as bucket, event_type, queue, error_kind, status, count(*) as count, sum(attempts) as attempts
-                       from dead_letters group by 1, 2, 3, 4, 5),
+                       from lazarus_dead_letters group by 1, 2, 3, 4, 5),
             ledger as (select bucket, event_type, queue, error_kind, status, sum(count) as count, sum(attempts) as attempts
                          from dead_letter_rollups group by 1, 2, 3, 4, 5 having sum(count) <> 0 or sum(attempts) <> 0)
        select count(*)::int as groups, count(*) filter (where s.count is distinct from l.count or s.attempts is distinct from l.attempts)::int as differing
@@ -260,7 +274,7 @@ export async function verifyDerivedTables(url: string): Promise<DerivedTablesChe
                  from dead_letter_actions where action = 'RECORDED') as recorded`,
     ];
     const groups = `with scan as (select error_group_id as id, count(*) as total, sum(lazarus_is_unresolved(status)) as unresolved
-                                      from dead_letters group by 1)
+                                      from lazarus_dead_letters group by 1)
        select count(*)::int as groups,
               count(*) filter (where s.total is distinct from g.total_count or s.unresolved is distinct from g.unresolved_count)::int as differing
          from scan s full join error_groups g using (id)`;

@@ -1,28 +1,21 @@
-// npm run bench:retry:hot-table — what a narrow queue table would buy (issue #6, the peer bar), and
-// where the wide table's cost is. bench:retry's "raw SQL" loop (bench/rawDrain.ts) drains the
-// same 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress away) once per
-// variant, each on a freshly migrated schema:
-//   wide              on dead_letters itself, as the engine does today: every status change
-//                     writes a new version of the whole row and an entry in each of its 17 indexes
-//   wide, no payload GIN        the same without dead_letters_payload_gin
-//   wide, queue indexes only    the same with only the indexes the loop needs (primary key,
-//                               dedupe key, change cursor, status/due and lease)
-//   narrow            on a table holding only the queue state (status, attempts, next attempt,
-//                     lease) with two partial indexes, the payload read from dead_letters by join
-//   narrow, as Lazarus would need it   the same table with what the split (docs/queue-state-split.md)
-//                     would add to it: the read side's indexes on state (status, updated,
-//                     attempts, next attempt, change cursor), the row stamp (change cursor,
-//                     version, updated_at), the rollup trigger (joining dead_letters for the
-//                     dimensions) and the NOTIFY hint
-// with the WAL each drain wrote (pg_stat_wal). A measurement for a design decision, not an engine:
-// the narrow loop leaves dead_letters' own status untouched, and the index-less variants break
-// the read side. BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped),
+// npm run bench:retry:hot-table — what each write of the hot loop costs (issue 20 item 3). bench:retry's
+// "raw SQL" loop (bench/rawDrain.ts: a batched SKIP LOCKED claim with lease and fencing token, and
+// one fenced completion statement per batch that also inserts the attempt rows) drains the same
+// 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress away) once per variant,
+// each on a freshly migrated schema, with the WAL each drain wrote (pg_stat_wal):
+//   dead_letter_states as migrated   the narrow state table with every index and trigger it has
+//   without <one write>              the same with one index dropped, one trigger disabled, or
+//                                    no attempt rows: that write's cost is the difference
+//   bare narrow table                a table holding only the queue state with two partial
+//                                    indexes and no triggers: the floor
+// A measurement for a design decision, not an engine: the variants without a write break what
+// that write is for. BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped),
 // BENCH_EVENTS (50,000), BENCH_RUNS (2).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
-import { completeSql, drainRaw, narrowClaim, WIDE_CLAIM } from './rawDrain.ts';
+import { completeSql, drainRaw, narrowClaim } from './rawDrain.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -54,6 +47,7 @@ async function seed(): Promise<void> {
     create index hot_lease on hot (lease_expires_at) where status = 'PROCESSING';`);
   await pool.query(`vacuum analyze hot`);
   await pool.query(`vacuum analyze dead_letters`);
+  await pool.query(`vacuum analyze dead_letter_states`);
 }
 
 interface Drained {
@@ -79,47 +73,34 @@ async function drain(claimSql: string, completeStatement: string): Promise<Drain
   };
 }
 
-const drainWide = () => drain(WIDE_CLAIM, completeSql('dead_letters'));
+const drainStates = () => drain(narrowClaim('dead_letter_states', 'bench.evt'), completeSql('dead_letter_states'));
+const drainStatesWithoutAttempts = () => drain(narrowClaim('dead_letter_states', 'bench.evt'), completeSql('dead_letter_states', { attemptRows: false }));
 const drainNarrow = () => drain(narrowClaim('hot', 'bench.evt'), completeSql('hot'));
 
-// Everything on dead_letters but what the loop itself needs (the read side's indexes).
-const READ_SIDE_INDEXES = [
-  'dead_letters_attempts_idx', 'dead_letters_created_idx', 'dead_letters_error_kind_created_idx', 'dead_letters_error_signature_idx',
-  'dead_letters_event_type_created_idx', 'dead_letters_next_attempt_order_idx', 'dead_letters_ordering_idx', 'dead_letters_payload_gin',
-  'dead_letters_queue_created_idx', 'dead_letters_source_created_idx', 'dead_letters_updated_idx',
-];
+const dropIndex = (index: string) => `drop index ${index}`;
+const disableTrigger = (trigger: string) => `alter table dead_letter_states disable trigger ${trigger}`;
 
-// What the state table of the split would carry besides the loop's own indexes.
-const LAZARUS_STATE_TABLE = `
-  alter table hot add column version int not null default 0, add column updated_at timestamptz not null default now(),
-    add column change_id bigint not null default nextval('lazarus_change_seq'), add column change_xid xid8 not null default pg_current_xact_id();
-  create index hot_status on hot (status, next_attempt_at, id);
-  create index hot_updated on hot (updated_at, id);
-  create index hot_attempts on hot (attempts, id);
-  create index hot_next on hot ((coalesce(next_attempt_at, 'infinity'::timestamptz)), id);
-  create index hot_change on hot (change_xid, change_id);
-  create function hot_stamp() returns trigger language plpgsql as $$ begin
-    NEW.change_id := nextval('lazarus_change_seq'); NEW.change_xid := pg_current_xact_id();
-    NEW.version := OLD.version + 1; NEW.updated_at := now(); return NEW; end $$;
-  create trigger hot_stamp before update on hot for each row execute function hot_stamp();
-  create trigger hot_notify after update on hot referencing new table as changed for each statement execute function tg_lazarus__notify();
-  create function hot_rollup() returns trigger language plpgsql as $$ begin
-    insert into dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
-    select lazarus_rollup_bucket(e.created_at), e.event_type, e.queue, e.error_kind, c.status::"DeadLetterStatus", sum(c.n), sum(c.a)
-      from (select id, status, 1 as n, attempts::bigint as a from new_rows
-            union all select id, status, -1, -attempts::bigint from old_rows) c
-      join dead_letters e on e.id = c.id
-     group by 1, 2, 3, 4, 5 having sum(c.n) <> 0 or sum(c.a) <> 0;
-    return null; end $$;
-  create trigger hot_rollup after update on hot referencing old table as old_rows new table as new_rows
-    for each statement execute function hot_rollup();`;
+// The stamp reduced to what the CHECKs need (resolved_at in step with the status).
+const RESOLVED_AT_ONLY_STAMP = `
+  create or replace function tg_dead_letter_states__stamp() returns trigger language plpgsql as $$ begin
+    if NEW.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then NEW.resolved_at := coalesce(NEW.resolved_at, now());
+    else NEW.resolved_at := null; NEW.resolved_by := null; NEW.resolution_reason := null; end if;
+    return NEW; end $$`;
 
-const VARIANTS: Array<{ name: string; drop: string[]; run: () => Promise<Drained>; prepare?: string }> = [
-  { name: 'wide (dead_letters as it is)', drop: [], run: drainWide },
-  { name: 'wide, no payload GIN', drop: ['dead_letters_payload_gin'], run: drainWide },
-  { name: 'wide, queue indexes only', drop: READ_SIDE_INDEXES, run: drainWide },
-  { name: 'narrow queue table', drop: [], run: drainNarrow },
-  { name: 'narrow, as Lazarus would need it', drop: [], run: drainNarrow, prepare: LAZARUS_STATE_TABLE },
+const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: string }> = [
+  { name: 'dead_letter_states as migrated', run: drainStates },
+  { name: 'without the attempt rows', run: drainStatesWithoutAttempts },
+  { name: 'without the cursor, version and updated_at stamp', run: drainStates, prepare: RESOLVED_AT_ONLY_STAMP },
+  { name: 'attempt rows without their foreign key', run: drainStates, prepare: 'alter table delivery_attempts drop constraint delivery_attempts_dead_letter_id_fkey' },
+  { name: 'without the rollup and error-group deltas', run: drainStates, prepare: disableTrigger('tg_dead_letter_states__transitions') },
+  { name: 'without the NOTIFY hint', run: drainStates, prepare: disableTrigger('tg_dead_letter_states__notify_update') },
+  { name: 'without change_cursor_idx', run: drainStates, prepare: dropIndex('dead_letter_states_change_cursor_idx') },
+  { name: 'without finished_idx', run: drainStates, prepare: dropIndex('dead_letter_states_finished_idx') },
+  { name: 'without status_next_attempt_idx', run: drainStates, prepare: dropIndex('dead_letter_states_status_next_attempt_idx') },
+  { name: 'without updated_idx', run: drainStates, prepare: dropIndex('dead_letter_states_updated_idx') },
+  { name: 'without attempts_idx', run: drainStates, prepare: dropIndex('dead_letter_states_attempts_idx') },
+  { name: 'without next_attempt_order_idx', run: drainStates, prepare: dropIndex('dead_letter_states_next_attempt_order_idx') },
+  { name: 'bare narrow table', run: drainNarrow },
 ];
 
 const results = new Map<string, Drained[]>(VARIANTS.map((v) => [v.name, []]));
@@ -128,12 +109,8 @@ try {
     for (const variant of VARIANTS) {
       await pool.query('drop schema public cascade; create schema public');
       await migrate(url);
-      for (const index of variant.drop) await pool.query(`drop index ${index}`);
       await seed();
-      if (variant.prepare) {
-        await pool.query(variant.prepare);
-        await pool.query('vacuum analyze hot');
-      }
+      if (variant.prepare) await pool.query(variant.prepare);
       const drained = await variant.run();
       results.get(variant.name)!.push(drained);
       process.stderr.write(`run ${i + 1}, ${variant.name}: ${Math.round(drained.perSecond)} events/s\n`);
@@ -142,7 +119,7 @@ try {
   const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   const base = median(results.get(VARIANTS[0]!.name)!.map((r) => r.perSecond));
   console.log(`\n${N} events, ${RUNS} runs; medians (lower median for an even count)\n`);
-  console.log('| Variant | Events/s | Per run | × wide | WAL records / event | WAL KB / event |');
+  console.log('| Variant | Events/s | Per run | × as migrated | WAL records / event | WAL KB / event |');
   console.log('| --- | ---: | --- | ---: | ---: | ---: |');
   for (const [name, runs] of results) {
     const rate = median(runs.map((r) => r.perSecond));

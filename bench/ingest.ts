@@ -86,14 +86,14 @@ try {
                      from generate_series(1, $1::int) i`, [REQUEUE_ROWS]);
   await raw.query('vacuum analyze dead_letters');
   const back = async () => {
-    await raw.query(`update dead_letters set status = 'EXHAUSTED', attempts = 10 where event_type = 'bench.requeue'`);
+    await raw.query(`update dead_letter_states set status = 'EXHAUSTED', attempts = 10 where event_type = 'bench.requeue'`);
     await raw.query('truncate dead_letter_actions');
     await raw.query('vacuum analyze dead_letters');
   };
   const bulk: { sql: number[]; domain: number[] } = { sql: [], domain: [] };
   for (let round = 0; round < ROUNDS; round++) {
     bulk.sql.push(await timed(async () => {
-      const r = await raw.query(`update dead_letters set status = 'PENDING', next_attempt_at = now(), attempts = 0
+      const r = await raw.query(`update dead_letter_states set status = 'PENDING', next_attempt_at = now(), attempts = 0
                                   where event_type = 'bench.requeue' and status in ('PENDING', 'EXHAUSTED')`);
       if (r.rowCount !== REQUEUE_ROWS) throw new Error(`sql requeued ${r.rowCount}`);
     }));

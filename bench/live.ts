@@ -239,7 +239,7 @@ async function ingestRun(databaseUrl: string, notifyOn: boolean): Promise<number
   const pool = new pg.Pool({ connectionString: databaseUrl, max: 4 });
   // The scratch database is dropped WITH (FORCE) at the end; an idle client's error then is expected.
   pool.on('error', () => {});
-  await pool.query(`alter table dead_letters ${notifyOn ? 'enable' : 'disable'} trigger tg_dead_letters__notify_insert`);
+  await pool.query(`alter table dead_letter_states ${notifyOn ? 'enable' : 'disable'} trigger tg_dead_letter_states__notify_insert`);
   let rows = 0;
   const end = performance.now() + ingestSeconds * 1000;
   await Promise.all(
@@ -250,7 +250,7 @@ async function ingestRun(databaseUrl: string, notifyOn: boolean): Promise<number
       }
     }),
   );
-  await pool.query(`alter table dead_letters enable trigger tg_dead_letters__notify_insert`);
+  await pool.query(`alter table dead_letter_states enable trigger tg_dead_letter_states__notify_insert`);
   await pool.end();
   return Math.round(rows / ingestSeconds);
 }

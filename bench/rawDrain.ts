@@ -10,13 +10,6 @@ export const BATCH = 100;
 const LEASE = `status = 'PROCESSING', attempts = t.attempts + 1, lease_owner = 'raw', lease_token = gen_random_uuid(),
                lease_expires_at = now() + interval '30 seconds'`;
 
-/** The claim on dead_letters itself, as the engine makes it; returns id, lease_token, payload. */
-export const WIDE_CLAIM = `
-  with due as materialized (
-    select id from dead_letters where status = 'PENDING' and next_attempt_at <= now()
-     order by next_attempt_at, id limit ${BATCH} for update skip locked)
-  update dead_letters t set ${LEASE} from due where t.id = due.id returning t.id, t.lease_token, t.payload`;
-
 /** A claim on `table` (id, status, attempts, next_attempt_at and the lease columns) of due rows of one type. */
 export const narrowClaim = (table: string, eventType: string) => `
   with due as materialized (
@@ -25,15 +18,15 @@ export const narrowClaim = (table: string, eventType: string) => `
   claimed as (update ${table} t set ${LEASE} from due where t.id = due.id returning t.id, t.lease_token)
   select c.id, c.lease_token, d.payload from claimed c join dead_letters d on d.id = c.id`;
 
-/** The fenced completion of claimed rows of `table` ($1 ids, $2 tokens), with their attempt rows. */
-export const completeSql = (table: string) => `
+/** The fenced completion of claimed rows of `table` ($1 ids, $2 tokens), with their attempt rows unless told not to. */
+export const completeSql = (table: string, { attemptRows = true } = {}) => `
   with done as (
     update ${table} t set status = 'SUCCEEDED', next_attempt_at = null, lease_owner = null, lease_token = null, lease_expires_at = null
       from unnest($1::bigint[], $2::uuid[]) as i(id, token)
      where t.id = i.id and t.lease_token = i.token and t.status = 'PROCESSING'
     returning t.id, t.attempts),
   a as (insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, duration_ms, outcome)
-        select id, attempts, 'raw', 0, 'SUCCEEDED' from done)
+        select id, attempts, 'raw', 0, 'SUCCEEDED' from done where ${attemptRows})
   select count(*)::int as n from done`;
 
 /** Claims and completes batches until a claim finds nothing; returns the events completed. */

@@ -42,7 +42,7 @@ const BENCH_URL = url.toString();
 const NODE = 'id eventType status attempts createdAt error { kind message }';
 const SQL_COLS = 'id, event_type, status, attempts, created_at, error_kind, error_message';
 const LIST_SQL = (where: string, params: unknown[] = []) => ({
-  sql: `select ${SQL_COLS} from dead_letters where ${where} order by created_at desc, id desc limit 51`,
+  sql: `select ${SQL_COLS} from lazarus_dead_letters where ${where} order by created_at desc, id desc limit 51`,
   params,
 });
 
@@ -87,17 +87,17 @@ const SHAPES: Shape[] = [
     postgraphile: PG_LIST('{ payload: { contains: { customer: { id: "c-4242" } } } }') },
   // A count the rollups cannot answer: totalCount reads all 250k matches, boundedCount stops at 10,001.
   { name: 'payloadContains tier=gold, 50 + totalCount', graphql: `{ deadLetters(first: 50, filter: { payloadContains: "{\\"customer\\":{\\"tier\\":\\"gold\\"}}" }) { totalCount edges { node { ${NODE} } } } }`,
-    sql: `select (select count(*) from dead_letters where payload @> $1::jsonb) as n, * from (${LIST_SQL('payload @> $1::jsonb').sql}) p`, params: ['{"customer":{"tier":"gold"}}'],
+    sql: `select (select count(*) from lazarus_dead_letters where payload @> $1::jsonb) as n, * from (${LIST_SQL('payload @> $1::jsonb').sql}) p`, params: ['{"customer":{"tier":"gold"}}'],
     postgraphile: PG_LIST('{ payload: { contains: { customer: { tier: "gold" } } } }', 'totalCount '), iterations: SLOW_ITERATIONS },
   { name: 'payloadContains tier=gold, 50 + boundedCount', graphql: `{ deadLetters(first: 50, filter: { payloadContains: "{\\"customer\\":{\\"tier\\":\\"gold\\"}}" }) { boundedCount { count exact } edges { node { ${NODE} } } } }`,
-    sql: `select (select count(*) from (select 1 from dead_letters where payload @> $1::jsonb limit 10001) m) as n, * from (${LIST_SQL('payload @> $1::jsonb').sql}) p`, params: ['{"customer":{"tier":"gold"}}'],
+    sql: `select (select count(*) from (select 1 from lazarus_dead_letters where payload @> $1::jsonb limit 10001) m) as n, * from (${LIST_SQL('payload @> $1::jsonb').sql}) p`, params: ['{"customer":{"tier":"gold"}}'],
     iterations: SLOW_ITERATIONS },
-  { name: 'eventType, 50 + totalCount', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { totalCount edges { node { ${NODE} } } } }`, sql: `select (select count(*) from dead_letters where event_type = $1) as n, * from (${LIST_SQL('event_type = $1').sql}) p`, params: ['invoice.sent'], postgraphile: PG_LIST('{ eventType: { equalTo: "invoice.sent" } }', 'totalCount '), iterations: SLOW_ITERATIONS },
+  { name: 'eventType, 50 + totalCount', graphql: `{ deadLetters(first: 50, filter: { eventTypes: ["invoice.sent"] }) { totalCount edges { node { ${NODE} } } } }`, sql: `select (select count(*) from lazarus_dead_letters where event_type = $1) as n, * from (${LIST_SQL('event_type = $1').sql}) p`, params: ['invoice.sent'], postgraphile: PG_LIST('{ eventType: { equalTo: "invoice.sent" } }', 'totalCount '), iterations: SLOW_ITERATIONS },
   {
     name: 'stats overview, last 7 days',
     graphql: `query ($from: DateTime!) { deadLetterStats(filter: { createdAt: { from: $from } }) { total byStatus { key count } byEventType { key count } byQueue { key count } byErrorKind { key count } } }`,
     variables: { from: weekAgo() },
-    sql: `select status, event_type, queue, error_kind, count(*) from dead_letters where created_at >= $1 group by grouping sets ((status), (event_type), (queue), (error_kind), ())`,
+    sql: `select status, event_type, queue, error_kind, count(*) from lazarus_dead_letters where created_at >= $1 group by grouping sets ((status), (event_type), (queue), (error_kind), ())`,
     params: [weekAgo()],
     iterations: SLOW_ITERATIONS,
   },
@@ -105,7 +105,7 @@ const SHAPES: Shape[] = [
     name: 'stats overview, 7 days from a whole hour (rollups)',
     graphql: `query ($from: DateTime!) { deadLetterStats(filter: { createdAt: { from: $from } }) { total byStatus { key count } byEventType { key count } byQueue { key count } byErrorKind { key count } } }`,
     variables: { from: weekAgoHour() },
-    sql: `select status, event_type, queue, error_kind, count(*) from dead_letters where created_at >= $1 group by grouping sets ((status), (event_type), (queue), (error_kind), ())`,
+    sql: `select status, event_type, queue, error_kind, count(*) from lazarus_dead_letters where created_at >= $1 group by grouping sets ((status), (event_type), (queue), (error_kind), ())`,
     params: [weekAgoHour()],
     iterations: SLOW_ITERATIONS,
   },
@@ -113,7 +113,7 @@ const SHAPES: Shape[] = [
     name: 'hourly time series, 7 days (rollups)',
     graphql: `query ($from: DateTime!, $to: DateTime!) { deadLetterStats { timeSeries(bucket: HOUR, from: $from, to: $to) { start count } } }`,
     variables: { from: weekAgoHour(), to: nextHour() },
-    sql: `select date_trunc('hour', created_at, 'UTC'), count(*) from dead_letters where created_at >= $1 and created_at < $2 group by 1 order by 1`,
+    sql: `select date_trunc('hour', created_at, 'UTC'), count(*) from lazarus_dead_letters where created_at >= $1 and created_at < $2 group by 1 order by 1`,
     params: [weekAgoHour(), nextHour()],
     iterations: SLOW_ITERATIONS,
   },
@@ -126,20 +126,20 @@ const SHAPES: Shape[] = [
       oldestPendingCreatedAt retrySuccessRate meanAttemptsToSuccess blockedKeys(limit: 20) { orderingKey eventType headId heldBack } } }`,
     variables: { from: weekAgo(), to: nextHour() },
     sql: `select
-      (select json_agg(x) from (select status, event_type, queue, error_kind, count(*) from dead_letters where created_at >= $1
+      (select json_agg(x) from (select status, event_type, queue, error_kind, count(*) from lazarus_dead_letters where created_at >= $1
                                 group by grouping sets ((status), (event_type), (queue), (error_kind), ())) x) as counts,
-      (select json_agg(x) from (select error_signature, count(*), min(created_at), max(created_at), min(id) from dead_letters
+      (select json_agg(x) from (select error_signature, count(*), min(created_at), max(created_at), min(id) from lazarus_dead_letters
                                 where created_at >= $1 group by 1 order by 2 desc, 1 limit 10) x) as top_errors,
-      (select json_agg(x) from (select date_trunc('hour', created_at, 'UTC') as start, count(*) from dead_letters
+      (select json_agg(x) from (select date_trunc('hour', created_at, 'UTC') as start, count(*) from lazarus_dead_letters
                                 where created_at >= $1 and created_at < $2 group by 1 order by 1) x) as series,
       (select row_to_json(x) from (select min(created_at) filter (where status = 'PENDING') as oldest_pending,
                                           count(*) filter (where status = 'SUCCEEDED') as succeeded, count(*) filter (where status = 'EXHAUSTED') as exhausted,
                                           avg(attempts) filter (where status = 'SUCCEEDED') as mean_attempts
-                                     from dead_letters where created_at >= $1) x) as retry,
+                                     from lazarus_dead_letters where created_at >= $1) x) as retry,
       (select json_agg(x) from (select h.ordering_key, h.event_type, h.id, h.held_back
                                   from (select distinct on (event_type, ordering_key) id, event_type, ordering_key, status, created_at,
                                                count(*) over (partition by event_type, ordering_key) - 1 as held_back
-                                          from dead_letters where ordering_key is not null and status in ('PENDING', 'PROCESSING', 'EXHAUSTED')
+                                          from lazarus_dead_letters where ordering_key is not null and status in ('PENDING', 'PROCESSING', 'EXHAUSTED')
                                          order by event_type, ordering_key, coalesce(ordering_seq, -1), id) h
                                  where h.status = 'EXHAUSTED' and h.held_back > 0 and h.created_at >= $1 and h.event_type = 'order.placed'
                                  order by h.held_back desc, h.ordering_key limit 20) x) as blocked_keys`,
@@ -150,7 +150,7 @@ const SHAPES: Shape[] = [
     name: 'top 10 errors, last 7 days',
     graphql: `query ($from: DateTime!) { deadLetterStats(filter: { createdAt: { from: $from } }) { topErrors(limit: 10) { signature count firstSeen lastSeen sampleId } } }`,
     variables: { from: weekAgo() },
-    sql: `select error_signature, count(*), min(created_at), max(created_at), min(id) from dead_letters where created_at >= $1 group by 1 order by 2 desc, 1 limit 10`,
+    sql: `select error_signature, count(*), min(created_at), max(created_at), min(id) from lazarus_dead_letters where created_at >= $1 group by 1 order by 2 desc, 1 limit 10`,
     params: [weekAgo()],
     iterations: SLOW_ITERATIONS,
   },

@@ -36,7 +36,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import type { RetryPassSummary } from '../src/workers/retry/runRetryPass.ts';
 import { startRetryLoop } from '../src/workers/retry/startRetryLoop.ts';
-import { BATCH, completeSql, drainRaw, WIDE_CLAIM } from './rawDrain.ts';
+import { BATCH, completeSql, drainRaw, narrowClaim } from './rawDrain.ts';
 import { seedDueEvents } from './seedDueEvents.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -139,7 +139,7 @@ try {
   };
 
   // The limit: the same writes as plain SQL, with no engine around them (bench/rawDrain.ts).
-  const raw = () => drainRaw(pool, WIDE_CLAIM, completeSql('dead_letters'));
+  const raw = () => drainRaw(pool, narrowClaim('dead_letter_states', 'order.placed'), completeSql('dead_letter_states'));
 
   // graphile-worker: its own pool (concurrency + 1 for the LISTEN connection, as in its performance
   // docs), migrated once up front so the timer covers starting the worker pool and the drain only.

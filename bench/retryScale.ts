@@ -65,7 +65,7 @@ try {
     console.log(`History: ${HISTORY_ROWS} finished events bulk-loaded in ${t.totalSeconds.toFixed(1)} s (dead_letters with its indexes: ${size.size}), checked against a scan.`);
   }
   // Only the backlog: the history's RESOLVED and DISCARDED rows are finished too.
-  const remaining = async () => (await pool.query<{ n: number }>(`select count(*)::int as n from dead_letters where id > $1 and status <> 'SUCCEEDED'`, [HISTORY_ROWS])).rows[0]!.n;
+  const remaining = async () => (await pool.query<{ n: number }>(`select count(*)::int as n from dead_letter_states where id > $1 and status <> 'SUCCEEDED'`, [HISTORY_ROWS])).rows[0]!.n;
   for (let run = 1; run <= RUNS; run++) {
     for (const n of PROCESSES) {
       await seedDueEvents(pool, EVENTS, HISTORY_ROWS);

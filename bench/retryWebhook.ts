@@ -38,7 +38,7 @@ try {
     databaseUrl: dbUrl, workerId, inProcess: false, batchSize: 100, concurrency: CONCURRENCY, leaseSeconds: 30, pollIntervalMs: 50,
   })], { stdio: ['ignore', 'ignore', 'inherit'] }));
   for (;;) {
-    const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from dead_letters where status = 'SUCCEEDED'`);
+    const { rows } = await pool.query<{ n: number }>(`select count(*)::int as n from dead_letter_states where status = 'SUCCEEDED'`);
     if (rows[0]!.n === EVENTS) break;
     await new Promise((r) => setTimeout(r, 100));
   }

@@ -19,4 +19,5 @@ export async function seedDueEvents(pool: pg.Pool, count: number, keepIdsUpTo = 
            repeat('    at processOrder (/app/src/consumers/orders.ts:123:45)' || chr(10), 36)
       from generate_series(1, $1::int) g`, [count]);
   await pool.query('vacuum analyze dead_letters');
+  await pool.query('vacuum analyze dead_letter_states');
 }

@@ -40,7 +40,8 @@ export async function measureTriggerCost(o: {
     await client.query(`insert into dead_letters (event_type, queue, source, payload, headers, error_kind, error_message, fingerprint) values ${tuples.join(',')}`, values);
   };
   const setTriggers = async (mode: Mode) => {
-    for (const trigger of o.triggers) await client.query(`alter table dead_letters ${mode === 'on' ? 'enable' : 'disable'} trigger ${trigger}`);
+    // A trigger is named tg_<table>__<event>: dead_letters or, since the split, dead_letter_states.
+    for (const trigger of o.triggers) await client.query(`alter table ${/^tg_(.+?)__/.exec(trigger)![1]} ${mode === 'on' ? 'enable' : 'disable'} trigger ${trigger}`);
   };
   const totals: TriggerCostTotals = { batchInsertMs: { on: 0, off: 0 }, singleInsertMs: { on: 0, off: 0 }, bulkUpdateMs: { on: 0, off: 0 }, deleteMs: { on: 0, off: 0 } };
   const order = (i: number) => (i % 2 === 0 ? (['on', 'off'] as const) : (['off', 'on'] as const));
@@ -67,7 +68,7 @@ export async function measureTriggerCost(o: {
     for (const mode of order(i)) {
       await setTriggers(mode);
       const status = flip++ % 2 === 0 ? 'EXHAUSTED' : 'PENDING';
-      totals.bulkUpdateMs[mode] += await timed(() => client.query(`update dead_letters set status = $1::"DeadLetterStatus"`, [status]));
+      totals.bulkUpdateMs[mode] += await timed(() => client.query(`update dead_letter_states set status = $1::"DeadLetterStatus"`, [status]));
     }
   }
   for (const mode of order(0)) {

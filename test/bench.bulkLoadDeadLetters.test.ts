@@ -14,7 +14,7 @@ const ROW_COLUMNS = `id, event_type, queue, source, ordering_key, ordering_seq, 
   resolved_at is not null as resolved, resolved_by, resolution_reason, occurred_at is not null as occurred, created_at, updated_at,
   version, delivery_generation, error_group_id`;
 const SNAPSHOTS = {
-  deadLetters: `select ${ROW_COLUMNS} from dead_letters order by id`,
+  deadLetters: `select ${ROW_COLUMNS} from lazarus_dead_letters order by id`,
   errorTexts: 'select * from dead_letter_error_texts order by dead_letter_id',
   actions: 'select dead_letter_id, action, actor, reason, before, after, redrive_id, transform_id, created_at from dead_letter_actions order by dead_letter_id, id',
   rollups: `select bucket, event_type, queue, error_kind, status, sum(count)::bigint as count, sum(attempts)::bigint as attempts
@@ -83,7 +83,7 @@ describe('bench bulk load', () => {
         select count(*)::int as n, count(distinct change_id)::int as distinct_ids,
                bool_and(pg_xact_status(change_xid) = 'committed') as committed,
                max(change_id) <= (select last_value from lazarus_change_seq) as from_sequence
-          from dead_letters`);
+          from dead_letter_states`);
       expect(r).toEqual({ n: ROWS, distinct_ids: ROWS, committed: true, from_sequence: true });
     } finally {
       await client.end();

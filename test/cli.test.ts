@@ -41,7 +41,7 @@ function spawnCli(args: string[], env: Record<string, string> = {}) {
   return { child, done, stdout: () => stdout };
 }
 const cli = (args: string[], env?: Record<string, string>) => spawnCli(args, env).done;
-const statusOf = async (id: bigint) => (await t.handle.pool.query('select status from dead_letters where id = $1', [String(id)])).rows[0].status;
+const statusOf = async (id: bigint) => (await t.handle.pool.query('select status from lazarus_dead_letters where id = $1', [String(id)])).rows[0].status;
 
 describe('lazarus CLI', () => {
   it('lists with filters, as a table and as JSON', async () => {

@@ -33,7 +33,7 @@ async function open(path: string, base = service.url): Promise<Page> {
   return page;
 }
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
-const statusOf = async (id: bigint | string) => (await sql('select status from dead_letters where id = $1', [String(id)])).rows[0]?.status;
+const statusOf = async (id: bigint | string) => (await sql('select status from lazarus_dead_letters where id = $1', [String(id)])).rows[0]?.status;
 
 describe('console', () => {
   it('shows a plain SQL INSERT on the overview and in the list without a reload', async () => {
@@ -99,11 +99,11 @@ describe('console', () => {
     await page.getByRole('button', { name: 'Save', exact: true }).click();
 
     await page.getByTestId('timeline').getByText('PAYLOAD_EDITED').waitFor();
-    expect((await sql('select payload from dead_letters where id = $1', [String(row.id)])).rows[0].payload).toEqual({ orderId: 7, amount: 20 });
+    expect((await sql('select payload from lazarus_dead_letters where id = $1', [String(row.id)])).rows[0].payload).toEqual({ orderId: 7, amount: 20 });
 
     await page.getByRole('button', { name: 'Undo: restore the payload before this edit' }).click();
     await page.getByTestId('payload').getByText('"amount": 10').waitFor();
-    expect((await sql('select payload from dead_letters where id = $1', [String(row.id)])).rows[0].payload).toEqual({ orderId: 7, amount: 10 });
+    expect((await sql('select payload from lazarus_dead_letters where id = $1', [String(row.id)])).rows[0].payload).toEqual({ orderId: 7, amount: 10 });
     const edits = await sql(`select reason from dead_letter_actions where dead_letter_id = $1 and action = 'PAYLOAD_EDITED' order by id`, [String(row.id)]);
     expect(edits.rows.map((r) => r.reason)).toEqual(['customer corrected amount', expect.stringMatching(/^undo of edit \d+$/)]);
   });
@@ -137,7 +137,7 @@ describe('console', () => {
       select 'payment.failed', jsonb_build_object('n', g, 'currency', case when g = 4 then 'EUR' else 'usd' end, 'amount', (g || '.50')::numeric),
              'currency not supported', 'EXHAUSTED' from generate_series(1, 4) g`);
     await insertDeadLetter(t.db, { eventType: 'order.placed', status: 'EXHAUSTED', payload: { currency: 'usd' } });
-    const payloads = async () => (await sql(`select string_agg(id || '=' || payload::text, ' ' order by id) as s from dead_letters`)).rows[0].s as string;
+    const payloads = async () => (await sql(`select string_agg(id || '=' || payload::text, ' ' order by id) as s from lazarus_dead_letters`)).rows[0].s as string;
     const start = await payloads();
     const page = await open('/failures?type=payment.failed');
     await page.getByTestId('matching').getByText('4 matching').waitFor();
@@ -172,7 +172,7 @@ describe('console', () => {
     await page.getByLabel('Reason').fill('psp now takes EUR only');
     await page.getByRole('button', { name: 'Apply to 3' }).click();
     await page.getByTestId('transform-done').getByText(/applied: 3 payloads changed/).waitFor();
-    const currencies = await sql(`select payload->>'currency' as c from dead_letters where event_type = 'payment.failed' order by id`);
+    const currencies = await sql(`select payload->>'currency' as c from lazarus_dead_letters where event_type = 'payment.failed' order by id`);
     expect(currencies.rows.map((r) => r.c)).toEqual(['EUR', 'EUR', 'EUR', 'EUR']);
 
     await page.getByRole('button', { name: /Undo transform \d+/ }).click();
@@ -199,7 +199,7 @@ describe('console', () => {
     await page.getByRole('heading', { name: /COMPLETED/ }).waitFor({ timeout: 20_000 });
     expect(await page.getByTestId('redrive-rate').innerText()).toMatch(/^60\/s \(ramps from 30\/s to 60\/s over 2 s/);
     expect(await page.getByTestId('redrive-counts').innerText()).toMatch(/30 of 30 processed \(100%\): 30 requeued, 0 skipped/);
-    expect((await sql(`select count(*)::int as n from dead_letters where event_type = 'sync.push' and status = 'PENDING'`)).rows[0].n).toBe(30);
+    expect((await sql(`select count(*)::int as n from lazarus_dead_letters where event_type = 'sync.push' and status = 'PENDING'`)).rows[0].n).toBe(30);
     await screenshot(page, 'redrive');
     expect(await axeViolations(page)).toEqual([]);
     const list = await open('/redrives');

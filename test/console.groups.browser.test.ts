@@ -36,7 +36,7 @@ async function failures(n: number, o: { eventType: string; message: string; stat
              select $1, 'DOWNSTREAM_API', $2 || ' (request ' || i || ')', $3::"DeadLetterStatus", 5 from generate_series(1, $4::int) i`,
     [o.eventType, o.message, o.status ?? 'EXHAUSTED', n]);
 }
-const groupIdOf = async (eventType: string) => (await sql('select error_group_id::text as id from dead_letters where event_type = $1 limit 1', [eventType])).rows[0].id as string;
+const groupIdOf = async (eventType: string) => (await sql('select error_group_id::text as id from lazarus_dead_letters where event_type = $1 limit 1', [eventType])).rows[0].id as string;
 
 describe('console error groups', () => {
   it('lists groups with counts and sparklines, and acknowledges one from its page with a reason', async () => {
@@ -82,11 +82,11 @@ describe('console error groups', () => {
     expect(await preview.innerText()).toMatch(/3 will be requeued\. Nothing has changed yet\./);
     expect(await preview.innerText()).toMatch(/1 SUCCEEDED not eligible/);
     await screenshot(page, 'group-requeue');
-    expect((await sql(`select count(*)::int as n from dead_letters where status = 'PENDING'`)).rows[0].n).toBe(0);
+    expect((await sql(`select count(*)::int as n from lazarus_dead_letters where status = 'PENDING'`)).rows[0].n).toBe(0);
 
     await page.getByRole('button', { name: 'Confirm requeue of 3' }).click();
     await page.getByTestId('bulk-done').getByText(/3 dead letters changed/).waitFor();
-    const { rows } = await sql(`select event_type, status::text, count(*)::int as n from dead_letters group by 1, 2 order by 1, 2`);
+    const { rows } = await sql(`select event_type, status::text, count(*)::int as n from lazarus_dead_letters group by 1, 2 order by 1, 2`);
     expect(rows).toEqual(expect.arrayContaining([
       { event_type: 'refund.issued', status: 'PENDING', n: 3 },
       { event_type: 'refund.issued', status: 'SUCCEEDED', n: 1 },

@@ -16,13 +16,17 @@ async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> 
 
 describe('a dead letter written with plain SQL', () => {
   it('gets sensible defaults for every column the producer leaves out', async () => {
+    // The current state is on dead_letter_states; lazarus_dead_letters shows the event as one row.
     const row = await withClient(async (c) => {
-      const r = await c.query(
+      await c.query('BEGIN');
+      const { id, tx_now } = (await c.query(
         `INSERT INTO dead_letters (event_type, payload, error_message)
          VALUES ('order.placed', '{"orderId": 7}', 'HTTP 503 from inventory-service')
-         RETURNING *, now() as tx_now, change_xid::text as xid`,
-      );
-      return r.rows[0];
+         RETURNING id, now() as tx_now`,
+      )).rows[0];
+      const r = await c.query(`SELECT *, change_xid::text as xid FROM lazarus_dead_letters WHERE id = $1`, [id]);
+      await c.query('COMMIT');
+      return { ...r.rows[0], tx_now };
     });
 
     expect(row).toMatchObject({
@@ -50,16 +54,17 @@ describe('a dead letter written with plain SQL', () => {
   it('is stamped with a fresh change cursor and version on every update, whatever the writer sends', async () => {
     await withClient(async (c) => {
       const inserted = (await c.query(
-        `INSERT INTO dead_letters (event_type, change_id, version) VALUES ('a', 1, 99) RETURNING id, change_id, version`,
+        `INSERT INTO lazarus_dead_letters (event_type, change_id, version) VALUES ('a', 1, 99) RETURNING id, change_id, version`,
       )).rows[0];
       const updated = (await c.query(
-        `UPDATE dead_letters SET error_message = 'x', change_id = 1 WHERE id = $1 RETURNING change_id, version`,
+        `UPDATE lazarus_dead_letters SET error_message = 'x', change_id = 1 WHERE id = $1 RETURNING change_id, version`,
         [inserted.id],
       )).rows[0];
 
       expect(BigInt(inserted.change_id)).not.toBe(1n);
       expect(BigInt(updated.change_id)).toBeGreaterThan(BigInt(inserted.change_id));
-      expect(updated.version).toBe(100);
+      expect(inserted.version).toBe(0);
+      expect(updated.version).toBe(1);
     });
   });
 
@@ -67,12 +72,12 @@ describe('a dead letter written with plain SQL', () => {
     await withClient(async (c) => {
       const { id } = (await c.query(`INSERT INTO dead_letters (event_type) VALUES ('a') RETURNING id`)).rows[0];
       const resolved = (await c.query(
-        `UPDATE dead_letters SET status = 'RESOLVED', resolved_by = 'ops', resolution_reason = 'fixed by hand'
+        `UPDATE lazarus_dead_letters SET status = 'RESOLVED', resolved_by = 'ops', resolution_reason = 'fixed by hand'
           WHERE id = $1 RETURNING resolved_at, resolved_by`,
         [id],
       )).rows[0];
       const reopened = (await c.query(
-        `UPDATE dead_letters SET status = 'PENDING' WHERE id = $1 RETURNING resolved_at, resolved_by, resolution_reason`,
+        `UPDATE lazarus_dead_letters SET status = 'PENDING' WHERE id = $1 RETURNING resolved_at, resolved_by, resolution_reason`,
         [id],
       )).rows[0];
 
@@ -94,7 +99,7 @@ describe('a dead letter written with plain SQL', () => {
   ])('rejects %s and writes nothing', async (_name, sql, constraint) => {
     await withClient(async (c) => {
       await expect(c.query(sql)).rejects.toMatchObject({ code: '23514', constraint });
-      const count = await c.query('select count(*)::int as n from dead_letters');
+      const count = await c.query('select count(*)::int as n from lazarus_dead_letters');
       expect(count.rows[0].n).toBe(0);
     });
   });
@@ -107,7 +112,7 @@ describe('a dead letter written with plain SQL', () => {
         constraint: 'dead_letters_dedupe_key_key',
       });
       await c.query(`INSERT INTO dead_letters (event_type) VALUES ('a'), ('a')`);
-      expect((await c.query('select count(*)::int as n from dead_letters')).rows[0].n).toBe(3);
+      expect((await c.query('select count(*)::int as n from lazarus_dead_letters')).rows[0].n).toBe(3);
     });
   });
 });
@@ -115,7 +120,7 @@ describe('a dead letter written with plain SQL', () => {
 describe('the error-text search copy', () => {
   it('follows inserts, error-text updates, deletes and truncates, and is left alone by status changes', async () => {
     const texts = (c: pg.Client) =>
-      c.query(`select d.id::int, t.error_message, t.error_stack from dead_letters d full join dead_letter_error_texts t on t.dead_letter_id = d.id order by 1`).then((r) => r.rows);
+      c.query(`select d.id::int, t.error_message, t.error_stack from lazarus_dead_letters d full join dead_letter_error_texts t on t.dead_letter_id = d.id order by 1`).then((r) => r.rows);
     await withClient(async (c) => {
       await c.query(`INSERT INTO dead_letters (event_type, error_message, error_stack) VALUES ('a', 'HTTP 503', 'at f()'), ('b', 'timeout', null)`);
       expect(await texts(c)).toEqual([
@@ -123,11 +128,11 @@ describe('the error-text search copy', () => {
         { id: 2, error_message: 'timeout', error_stack: null },
       ]);
       const before = (await c.query(`select xmin::text from dead_letter_error_texts where dead_letter_id = 1`)).rows[0].xmin;
-      await c.query(`UPDATE dead_letters SET status = 'RESOLVED', resolved_by = 'x', resolution_reason = 'y' WHERE id = 1`);
+      await c.query(`UPDATE lazarus_dead_letters SET status = 'RESOLVED', resolved_by = 'x', resolution_reason = 'y' WHERE id = 1`);
       expect((await c.query(`select xmin::text from dead_letter_error_texts where dead_letter_id = 1`)).rows[0].xmin).toBe(before);
 
-      await c.query(`UPDATE dead_letters SET error_stack = 'at g()' WHERE id = 1`);
-      await c.query(`UPDATE dead_letters SET error_message = 'gone' WHERE id = 2`);
+      await c.query(`UPDATE lazarus_dead_letters SET error_stack = 'at g()' WHERE id = 1`);
+      await c.query(`UPDATE lazarus_dead_letters SET error_message = 'gone' WHERE id = 2`);
       await c.query(`DELETE FROM dead_letters WHERE id = 1`);
       expect(await texts(c)).toEqual([{ id: 2, error_message: 'gone', error_stack: null }]);
       await c.query('TRUNCATE dead_letters, delivery_attempts');
@@ -155,7 +160,7 @@ describe('the NOTIFY hint', () => {
     });
 
     expect(hints).toHaveLength(1);
-    const rows = await withClient(async (c) => (await c.query('select id, change_id from dead_letters order by id')).rows);
+    const rows = await withClient(async (c) => (await c.query('select id, change_id from lazarus_dead_letters order by id')).rows);
     expect(hints[0]).toEqual({
       t: 'dead_letters',
       op: 'insert',
@@ -178,7 +183,7 @@ describe('the NOTIFY hint', () => {
 
   it('sends nothing for a statement that changes no rows, and is delivered only on commit', async () => {
     const hints = await collectHints(async (w) => {
-      await w.query(`UPDATE dead_letters SET queue = 'x' WHERE false`);
+      await w.query(`UPDATE lazarus_dead_letters SET queue = 'x' WHERE false`);
       await w.query('BEGIN');
       await w.query(`INSERT INTO dead_letters (event_type) VALUES ('rolled-back')`);
       await w.query('ROLLBACK');

@@ -83,14 +83,14 @@ describe('errorGroupChanged', () => {
     await insert('not.watched', 1);
     await foldErrorGroupLedger(t.db);
     expect(await next()).toEqual({ kind: 'CREATED', fromStatus: null, reason: 'first seen', group: { eventType: 'order.placed', status: 'OPEN', count: 2, unresolvedCount: 2 } });
-    const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from dead_letters where event_type = 'order.placed' limit 1`);
+    const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from lazarus_dead_letters where event_type = 'order.placed' limit 1`);
     const id = rows[0]!.id;
 
     const operator = writeServer(t.handle);
     await execute(operator, 'mutation ($input: ErrorGroupMoveInput!) { acknowledgeErrorGroup(input: $input) { __typename } }', { input: { id, reason: 'on it' } });
     expect(await next()).toMatchObject({ kind: 'STATUS_CHANGED', fromStatus: 'OPEN', reason: 'on it', group: { status: 'ACKNOWLEDGED' } });
 
-    await sql.query(`update dead_letters set status = 'SUCCEEDED' where event_type = 'order.placed'`);
+    await sql.query(`update lazarus_dead_letters set status = 'SUCCEEDED' where event_type = 'order.placed'`);
     await foldErrorGroupLedger(t.db);
     expect(await next()).toMatchObject({ kind: 'STATUS_CHANGED', fromStatus: 'ACKNOWLEDGED', reason: 'no unresolved members', group: { status: 'RESOLVED', unresolvedCount: 0 } });
 

@@ -42,7 +42,7 @@ async function failures(n: number, o: { eventType?: string; message?: string; fi
     [o.eventType ?? 'order.placed', o.message ?? 'HTTP 503 from inventory', o.fingerprint ?? null, o.status ?? 'PENDING', o.hoursAgo ?? 0, n],
   );
   await fold();
-  const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from dead_letters d order by d.id desc limit 1`);
+  const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from lazarus_dead_letters d order by d.id desc limit 1`);
   return rows[0]!.id;
 }
 
@@ -74,7 +74,7 @@ describe('errorGroups', () => {
     const old = await failures(5, { message: 'old failure', hoursAgo: 48 }); // most events, none in the last day
     const mid = await failures(3, { message: 'middle failure', hoursAgo: 2, status: 'EXHAUSTED' });
     const recent = await failures(2, { message: 'recent failure' });
-    await sql.query(`update dead_letters set status = 'RESOLVED' where error_message like 'old failure%' and id % 5 <> 0`);
+    await sql.query(`update lazarus_dead_letters set status = 'RESOLVED' where error_message like 'old failure%' and id % 5 <> 0`);
     await fold();
 
     const order = async (orderBy: string) =>
@@ -167,7 +167,7 @@ describe('DeadLetterFilter.groupId', () => {
     const page = await execute(server, '{ deadLetters { edges { node { errorGroupId } } } }');
     expect(page.body).toEqual({ data: { deadLetters: { edges: [{ node: { errorGroupId: id } }] } } });
     // Dropping the fingerprint moves the row to the group of its computed signature.
-    await sql.query(`update dead_letters set fingerprint = null where id = $1`, [row.id]);
+    await sql.query(`update lazarus_dead_letters set fingerprint = null where id = $1`, [row.id]);
     const moved = await t.db.deadLetter.findFirstOrThrow();
     expect(moved.errorGroupId).not.toBe(BigInt(id));
     expect(matchesDeadLetterFilter(moved, { groupId: BigInt(id) })).toBe(false);

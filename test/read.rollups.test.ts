@@ -60,13 +60,13 @@ describe('stats rollups', () => {
     await expectRollupsEqualScan();
     const rollupRows = async () => (await t.handle.pool.query('select count(*)::int as n from dead_letter_rollups')).rows[0].n;
     const before = await rollupRows();
-    await t.handle.pool.query(`update dead_letters set error_message = error_message || '!'`);
+    await t.handle.pool.query(`update lazarus_dead_letters set error_message = error_message || '!'`);
     expect(await rollupRows()).toBe(before);
     await expectRollupsEqualScan();
-    await t.handle.pool.query(`update dead_letters set attempts = attempts + 1`);
+    await t.handle.pool.query(`update lazarus_dead_letters set attempts = attempts + 1`);
     expect(await rollupRows()).toBeGreaterThan(before);
     await expectRollupsEqualScan();
-    await t.handle.pool.query(`update dead_letters set event_type = 'renamed', created_at = created_at + interval '2 hours' where queue = 'q1'`);
+    await t.handle.pool.query(`update lazarus_dead_letters set event_type = 'renamed', created_at = created_at + interval '2 hours' where queue = 'q1'`);
     await expectRollupsEqualScan();
     await remove(t.db, 'ops', { selection: { filter: { queues: ['q2'] } }, dryRun: false, reason: null });
     await expectRollupsEqualScan();
@@ -74,12 +74,12 @@ describe('stats rollups', () => {
 
   it('follow the retry engine moving events to SUCCEEDED and the retention purge deleting them', async () => {
     await seed(12);
-    await t.handle.pool.query(`update dead_letters set status = 'PENDING', next_attempt_at = now() - interval '1 minute'`);
+    await t.handle.pool.query(`update lazarus_dead_letters set status = 'PENDING', next_attempt_at = now() - interval '1 minute'`);
     const summary = await runRetryPass(passDeps(t.db, { inProcessEventTypes: ['a', 'b', 'c'], deliver: async () => ({ ok: true, statusCode: null, responseBody: null }), config: { workerId: 'w', batchSize: 100, concurrency: 4, leaseSeconds: 30 } }));
     expect(summary).toMatchObject({ claimed: 12, succeeded: 12 });
     const scan = await expectRollupsEqualScan();
     expect(scan.every((r) => r.status === 'SUCCEEDED')).toBe(true);
-    await t.handle.pool.query(`update dead_letters set resolved_at = now() - interval '2 days'`);
+    await t.handle.pool.query(`update lazarus_dead_letters set resolved_at = now() - interval '2 days'`);
     expect(await purgeFinishedDeadLetters(t.db, 86_400_000, 1000)).toBe(12);
     expect(await expectRollupsEqualScan()).toEqual([]);
   });
@@ -88,7 +88,7 @@ describe('stats rollups', () => {
     await seed(30);
     await Promise.all([
       ...Array.from({ length: 6 }, (_, i) => insertDeadLetter(t.db, { eventType: 'a', queue: 'q1', createdAt: at(1, i) })),
-      ...Array.from({ length: 4 }, (_, i) => t.handle.pool.query(`update dead_letters set status = 'RESOLVED', resolved_by = 'x' where id % 4 = $1 and status <> 'PROCESSING'`, [i])),
+      ...Array.from({ length: 4 }, (_, i) => t.handle.pool.query(`update lazarus_dead_letters set status = 'RESOLVED', resolved_by = 'x' where id % 4 = $1 and status <> 'PROCESSING'`, [i])),
       t.handle.pool.query(`delete from dead_letters where id % 7 = 0`),
       compactRollups(t.db),
       compactRollups(t.db),
@@ -106,7 +106,7 @@ describe('stats rollups', () => {
 describe('rollup compaction as the service runs it', () => {
   it('folds the ledger on its interval until stopped', async () => {
     await seed(12);
-    await t.handle.pool.query(`update dead_letters set status = 'RESOLVED', resolved_by = 'x'`);
+    await t.handle.pool.query(`update lazarus_dead_letters set status = 'RESOLVED', resolved_by = 'x'`);
     const rows = async () => (await t.handle.pool.query('select count(*)::int as n from dead_letter_rollups')).rows[0].n as number;
     const groups = (await expectRollupsEqualScan()).length;
     expect(await rows()).toBeGreaterThan(groups);
@@ -177,7 +177,7 @@ describe('deadLetterStats from rollups', () => {
 describe('compaction in batches', () => {
   it('folds the ledger in many short statements, each over at most its batch of rows, to the same sums', async () => {
     await seed(30);
-    await t.handle.pool.query(`update dead_letters set status = 'RESOLVED', resolved_by = 'x'`);
+    await t.handle.pool.query(`update lazarus_dead_letters set status = 'RESOLVED', resolved_by = 'x'`);
     const { rows } = await t.handle.pool.query<{ n: number }>('select count(*)::int as n from dead_letter_rollups');
     const batches: { ledger: string; scanned: number }[] = [];
 

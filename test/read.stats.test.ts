@@ -48,7 +48,7 @@ async function stats(filter: Record<string, unknown>, bucket = 'DAY', from = T0,
 /** The same figure straight from SQL, for rows matching `where` (plain SQL text over d). */
 async function sqlGroup(column: string, where: string): Promise<KeyCount[]> {
   const { rows } = await t.handle.pool.query<KeyCount>(
-    `select ${column}::text as key, count(*)::int as count from dead_letters d where ${where} group by 1 order by 2 desc, 1`,
+    `select ${column}::text as key, count(*)::int as count from lazarus_dead_letters d where ${where} group by 1 order by 2 desc, 1`,
   );
   return rows;
 }
@@ -60,7 +60,7 @@ describe('deadLetterStats', () => {
     ['a filter matching nothing', { queues: ['nope'] }, 'false'],
   ])('agrees with SQL on every count for %s', async (_name, filter, where) => {
     const s = await stats(filter);
-    const { rows } = await t.handle.pool.query(`select count(*)::int as n from dead_letters d where ${where}`);
+    const { rows } = await t.handle.pool.query(`select count(*)::int as n from lazarus_dead_letters d where ${where}`);
     expect(s.total).toBe(rows[0].n);
     expect(s.byStatus).toEqual(await sqlGroup('d.status', where));
     expect(s.byEventType).toEqual(await sqlGroup('d.event_type', where));
@@ -69,7 +69,7 @@ describe('deadLetterStats', () => {
 
     const top = await t.handle.pool.query(
       `select error_signature as signature, count(*)::int as count, min(created_at) as "firstSeen", max(created_at) as "lastSeen", (array_agg(id order by created_at, id))[1]::text as "sampleId"
-         from dead_letters d where ${where} group by 1 order by 2 desc, 1`,
+         from lazarus_dead_letters d where ${where} group by 1 order by 2 desc, 1`,
     );
     expect(s.topErrors).toEqual(top.rows.map((r) => ({ ...r, firstSeen: r.firstSeen.toISOString(), lastSeen: r.lastSeen.toISOString() })));
 
@@ -77,7 +77,7 @@ describe('deadLetterStats', () => {
       `select count(*) filter (where status = 'SUCCEEDED')::float8 / nullif(count(*) filter (where status in ('SUCCEEDED', 'EXHAUSTED')), 0) as rate,
               (avg(attempts) filter (where status = 'SUCCEEDED'))::float8 as mean,
               min(created_at) filter (where status = 'PENDING') as oldest
-         from dead_letters d where ${where}`,
+         from lazarus_dead_letters d where ${where}`,
     );
     expect(s.retrySuccessRate).toBe(retry.rows[0].rate);
     expect(s.meanAttemptsToSuccess).toBe(retry.rows[0].mean);
@@ -163,7 +163,7 @@ describe('read-side views', () => {
     // also after the oldest of a status has moved on.
     const depthAgreesWithScan = async () => {
       const view = await t.handle.pool.query('select status::text, events::int, oldest_created_at from lazarus_dlq_depth order by 1');
-      const scan = await t.handle.pool.query('select status::text, count(*)::int as events, min(created_at) as oldest_created_at from dead_letters group by 1 order by 1');
+      const scan = await t.handle.pool.query('select status::text, count(*)::int as events, min(created_at) as oldest_created_at from lazarus_dead_letters group by 1 order by 1');
       expect(view.rows).toEqual(scan.rows);
     };
     await depthAgreesWithScan();

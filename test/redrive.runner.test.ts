@@ -101,7 +101,7 @@ describe('throttled redrive', () => {
     await t.handle.pool.query(`
       create function reject_outage_requeue() returns trigger language plpgsql as $$
       begin raise exception 'outage events are frozen'; end $$;
-      create trigger reject_outage_requeue before update on dead_letters
+      create trigger reject_outage_requeue before update on dead_letter_states
         for each row when (new.event_type = 'outage' and new.status = 'PENDING') execute function reject_outage_requeue()`);
     try {
       const { body } = await execute(server, REQUEUE, { input: { filter: { eventTypes: ['outage'] }, ratePerSecond: 100000 } });
@@ -115,13 +115,13 @@ describe('throttled redrive', () => {
       expect(failed.finishedAt).toBeInstanceOf(Date);
       expect(await t.db.deadLetter.count({ where: { status: 'EXHAUSTED' } })).toBe(12);
 
-      await t.handle.pool.query('drop trigger reject_outage_requeue on dead_letters');
+      await t.handle.pool.query('drop trigger reject_outage_requeue on dead_letter_states');
       const resumed = await execute(server, `mutation ($id: ID!) { resumeRedrive(id: $id) { __typename ... on Redrive { status error } } }`, { id });
       expect((resumed.body.data as any).resumeRedrive).toEqual({ __typename: 'Redrive', status: 'RUNNING', error: null });
       for (;;) if ((await nextBatch(runner, BigInt(id))).completed) break;
       expect(((await execute(server, REDRIVE, { id })).body.data as any).redrive).toMatchObject({ status: 'COMPLETED', requeued: 12 });
     } finally {
-      await t.handle.pool.query('drop trigger if exists reject_outage_requeue on dead_letters; drop function reject_outage_requeue()');
+      await t.handle.pool.query('drop trigger if exists reject_outage_requeue on dead_letter_states; drop function reject_outage_requeue()');
     }
   });
 

@@ -30,14 +30,14 @@ async function sql<R extends Record<string, unknown>>(text: string, values: unkn
 
 /** id and payload::text of every dead letter, as one string: equal strings mean byte-identical payloads. */
 async function payloadsText(): Promise<string> {
-  const [row] = await sql<{ s: string }>(`select coalesce(string_agg(id || '=' || payload::text, E'\\n' order by id), '') as s from dead_letters`);
+  const [row] = await sql<{ s: string }>(`select coalesce(string_agg(id || '=' || payload::text, E'\\n' order by id), '') as s from lazarus_dead_letters`);
   return row!.s;
 }
 
 /** Everything a refused transform must leave as it was. */
 async function writeState(): Promise<string> {
   const [row] = await sql<{ s: string }>(`select md5(
-    coalesce((select string_agg(t::text, '|' order by id) from dead_letters t), '') || '#' ||
+    coalesce((select string_agg(t::text, '|' order by id) from lazarus_dead_letters t), '') || '#' ||
     coalesce((select string_agg(t::text, '|' order by id) from dead_letter_actions t), '') || '#' ||
     coalesce((select string_agg(t::text, '|' order by id) from transforms t), '')) as s`);
   return row!.s;
@@ -64,7 +64,7 @@ describe('transform with undo on 10,000 events', () => {
              count(*) filter (where payload->>'currency' = 'EUR')::int as unchanged,
              count(*) filter (where payload ? 'legacy')::int as legacy,
              count(*)::int as total
-        from dead_letters where event_type = 'bar.t'`);
+        from lazarus_dead_letters where event_type = 'bar.t'`);
     expect(expected!.total).toBe(10_000);
 
     const preview = field((await execute(server, PREVIEW, { input: { filter, patch, sample: 3 } })).body);
@@ -82,7 +82,7 @@ describe('transform with undo on 10,000 events', () => {
     expect(applied).toMatchObject({ __typename: 'Transform', status: 'APPLIED', kind: 'JSON_PATCH', matched: 10_000, changed: expected!.changed, unchanged: expected!.unchanged, failed: 0, createdBy: 'ops-alice' });
     const [after] = await sql<{ usd: number; other: string }>(`
       select count(*) filter (where payload->>'currency' = 'usd' and event_type = 'bar.t')::int as usd,
-             (select payload->>'currency' from dead_letters where event_type = 'other') as other from dead_letters`);
+             (select payload->>'currency' from lazarus_dead_letters where event_type = 'other') as other from lazarus_dead_letters`);
     expect(after).toEqual({ usd: 0, other: 'usd' });
     const [history] = await sql<{ n: number; distinct_ids: number }>(
       `select count(*)::int as n, count(distinct dead_letter_id)::int as distinct_ids from dead_letter_actions where action = 'PAYLOAD_TRANSFORMED' and transform_id = $1`, [applied.id]);

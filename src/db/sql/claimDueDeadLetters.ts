@@ -104,14 +104,14 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
   //  * Due rows are read per deliverable type (see pendingSql), so rows held back — a paused type,
   //    a type with no target — are never scanned, however many there are.
   //  * The policy of an expired lease is the type's own row, else the default '*', read by a
-  //    LATERAL subquery. Only dead_letters is locked; EvalPlanQual re-checks the locked row alone
+  //    LATERAL subquery. Only the state row is locked; EvalPlanQual re-checks the locked row alone
   //    (C2), and a policy read a moment early is harmless.
   const rows = await queryPg<ClaimedRow>(db, Prisma.sql`
     with expired as materialized (
       select d.id, d.event_type, d.lease_expires_at as due_at, d.lease_owner as old_owner, d.attempts as old_attempts,
-             d.attempts >= coalesce(d.max_attempts, e.max_attempts) as is_spent,
+             d.attempts >= coalesce((select w.max_attempts from dead_letters w where w.id = d.id), e.max_attempts) as is_spent,
              (e.paused or (e.target_url is null and not d.event_type = any(${types}::text[]))) as is_held
-        from dead_letters d,
+        from dead_letter_states d,
              lateral ${policyOf('d.event_type')} e
        where d.status = 'PROCESSING' and d.lease_expires_at < now()
        order by d.lease_expires_at, d.id
@@ -127,7 +127,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
       -- Counted once per claim, for the types that have a limit. A count per candidate read every
       -- in-flight event (the lease index holds all types) once per candidate: a claim took 24 ms
       -- with 2,000 events in flight and 96 ms with 10,000, against 8 ms now (bench:retry:claim).
-      select h.event_type, count(*) as n from dead_letters h
+      select h.event_type, count(*) as n from dead_letter_states h
        where h.status = 'PROCESSING' and h.lease_expires_at >= now()
          and h.event_type in (select c.event_type from candidates c where c.type_limit is not null)
        group by h.event_type),
@@ -141,7 +141,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
       select x.id, x.old_attempts, x.old_owner, now(), 0, 'LEASE_LOST', 'lease expired before the attempt finished'
         from expired x join chosen c on c.id = x.id),
     claimed as (
-      update dead_letters d
+      update dead_letter_states d
          set status = case when x.is_spent then 'EXHAUSTED' when x.is_held then 'PENDING' else 'PROCESSING' end::"DeadLetterStatus",
              attempts = case when x.is_spent or x.is_held then d.attempts else d.attempts + 1 end,
              next_attempt_at = case when x.is_spent then null when x.is_held then now() else d.next_attempt_at end,
@@ -151,12 +151,14 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
                                      else now() + ${p.leaseSeconds}::int * interval '1 second' end
         from chosen c left join expired x on x.id = c.id
        where d.id = c.id
-      returning d.id, d.event_type, d.queue, d.source, d.ordering_key, d.payload, d.headers, d.error_kind::text,
-                d.error_message, d.attempts, d.max_attempts, d.lease_token::text, d.occurred_at, d.status::text,
-                d.delivery_generation)
+      returning d.id, d.event_type, d.ordering_key, d.attempts, d.lease_token::text, d.status::text, d.delivery_generation)
     -- The policy is read here, in the claim's own snapshot, and travels with the event: a policy
-    -- created or changed a moment ago is the one delivered, never a cached copy.
-    select c.*, to_jsonb(e) as policy from claimed c, lateral ${policyOf('c.event_type')} e order by c.id`, `claim_${Math.min(deliverable.length, MERGE_TYPE_LIMIT + 1)}`);
+    -- created or changed a moment ago is the one delivered, never a cached copy. The event's
+    -- write-once columns (payload, headers, error) come from dead_letters by primary key: read,
+    -- never written.
+    select c.*, w.queue, w.source, w.payload, w.headers, w.error_kind::text, w.error_message, w.max_attempts, w.occurred_at,
+           to_jsonb(e) as policy
+      from claimed c join dead_letters w on w.id = c.id, lateral ${policyOf('c.event_type')} e order by c.id`, `claim_${Math.min(deliverable.length, MERGE_TYPE_LIMIT + 1)}`);
   // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
   if (rows.length > p.limit) {
     throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);
@@ -171,7 +173,7 @@ interface DeliverableType {
 
 /**
  * Event types that have due work to claim: the distinct types among PENDING rows (one index
- * descent each, on dead_letters_pending_type_idx) whose policy — their own, else '*' — is not
+ * descent each, on dead_letter_states_pending_type_idx) whose policy — their own, else '*' — is not
  * paused and has a target or an in-process handler.
  */
 async function deliverableTypes(db: Db, inProcessEventTypes: string[]): Promise<DeliverableType[]> {
@@ -183,9 +185,9 @@ async function deliverableTypes(db: Db, inProcessEventTypes: string[]): Promise<
 function deliverableTypesCte(inProcessEventTypes: readonly string[]): Prisma.Sql {
   return Prisma.sql`
     with recursive pending_types as (
-      (select d.event_type from dead_letters d where d.status = 'PENDING' order by d.event_type limit 1)
+      (select d.event_type from dead_letter_states d where d.status = 'PENDING' order by d.event_type limit 1)
       union all
-      select (select d.event_type from dead_letters d
+      select (select d.event_type from dead_letter_states d
                where d.status = 'PENDING' and d.event_type > t.event_type order by d.event_type limit 1)
         from pending_types t where t.event_type is not null),
     deliverable as (
@@ -206,7 +208,7 @@ export async function msUntilNextDue(db: Db, inProcessEventTypes: readonly strin
     ${deliverableTypesCte(inProcessEventTypes)}
     select ceil(extract(epoch from min(n.next_attempt_at) - now()) * 1000)::float8 as ms
       from deliverable t,
-           lateral (select d.next_attempt_at from dead_letters d
+           lateral (select d.next_attempt_at from dead_letter_states d
                      where d.status = 'PENDING' and d.event_type = t.event_type and d.next_attempt_at > now()
                      order by d.next_attempt_at limit 1) n`, 'ms_until_next_due');
   return row?.ms ?? null;
@@ -219,7 +221,7 @@ export async function msUntilNextDue(db: Db, inProcessEventTypes: readonly strin
 // with 50,000 events behind one EXHAUSTED head, the claim took 254 ms with a per-row NOT EXISTS,
 // 26 ms this way; `npm run bench:retry:claim`). `ordered` false skips the lookup.
 const keyHead = (ordered: Prisma.Sql) => Prisma.sql`left join lateral (
-      select o.id as head_id from dead_letters o
+      select o.id as head_id from dead_letter_states o
        where ${ordered} and o.event_type = d.event_type and o.ordering_key = d.ordering_key
          and o.status in ${UNFINISHED_STATUSES}
        order by coalesce(o.ordering_seq, -1), o.id limit 1) h on true`;
@@ -239,7 +241,7 @@ const IS_KEY_HEAD = Prisma.sql`(d.ordering_key is null or h.head_id = d.id)`;
 function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
   // `ordered` is a parameter, not a choice of text, so the statement's text (and its prepared
   // name) depends only on how many types there are.
-  const due = (t: DeliverableType) => Prisma.sql`from dead_letters d ${keyHead(Prisma.sql`${t.ordered}::boolean`)}
+  const due = (t: DeliverableType) => Prisma.sql`from dead_letter_states d ${keyHead(Prisma.sql`${t.ordered}::boolean`)}
        where d.status = 'PENDING' and d.event_type = ${t.event_type}::text
          and d.next_attempt_at <= now() and (not ${t.ordered}::boolean or ${IS_KEY_HEAD})`;
   if (types.length === 0) return Prisma.sql`select null::bigint as id, null::text as event_type, null::timestamptz as due_at where false`;
@@ -253,7 +255,7 @@ function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
     const ordered = types.filter((t) => t.ordered).map((t) => t.event_type);
     const isOrdered = Prisma.sql`d.event_type = any(${ordered}::text[])`;
     return Prisma.sql`
-      select d.id, d.event_type, d.next_attempt_at as due_at from dead_letters d ${keyHead(isOrdered)}
+      select d.id, d.event_type, d.next_attempt_at as due_at from dead_letter_states d ${keyHead(isOrdered)}
        where d.status = 'PENDING' and d.next_attempt_at <= now()
          and d.event_type = any(${types.map((t) => t.event_type)}::text[])
          and (not ${isOrdered} or ${IS_KEY_HEAD})
@@ -268,7 +270,7 @@ function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
       select d.id, d.event_type, d.next_attempt_at as due_at
         from (select u.id, u.due_at from (${Prisma.join(branches, ' union all ')}) u
                order by u.due_at, u.id limit ${window}::int) c
-        join dead_letters d on d.id = c.id
+        join dead_letter_states d on d.id = c.id
        where d.status = 'PENDING' and d.next_attempt_at <= now()
        order by c.due_at, c.id limit ${limit}::int
        for update of d skip locked`;

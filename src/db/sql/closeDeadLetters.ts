@@ -15,7 +15,7 @@ export async function closeDeadLetters(db: Db, p: CloseParams): Promise<ChangeRe
   const [row] = await db.$queryRaw<{ n: bigint; ids: bigint[] }[]>`
     with target as (${targetCte(p.target, p.allowed)}),
     changed as (
-      update dead_letters d
+      update dead_letter_states d
          set status = ${p.to}::"DeadLetterStatus", resolved_by = ${p.actor}::text, resolution_reason = ${p.reason}::text
         from target t
        where d.id = t.id and d.version = t.version and d.status::text = any(${p.allowed}::text[])

@@ -24,7 +24,7 @@ export async function completeDeliveries(db: Db, records: readonly AttemptRecord
                            ${records.map((r) => r.statusCode)}::int[], ${records.map((r) => r.responseBody)}::text[])
                as i(id, token, worker_id, duration_ms, status_code, response_body)),
     done as (
-      update dead_letters d
+      update dead_letter_states d
          set status = 'SUCCEEDED', next_attempt_at = null,
              lease_owner = null, lease_token = null, lease_expires_at = null
         from input i

@@ -8,8 +8,8 @@ export async function countDeadLetterTargets(
   p: { where: Prisma.Sql; allowed: DeadLetterStatus[]; sample: number },
 ): Promise<{ count: number; ids: bigint[] }> {
   const [row] = await db.$queryRaw<{ count: number; ids: bigint[] }[]>`
-    select (select count(*)::int from dead_letters d where (${p.where}) and d.status::text = any(${p.allowed}::text[])) as count,
-           array(select d.id from dead_letters d where (${p.where}) and d.status::text = any(${p.allowed}::text[])
+    select (select count(*)::int from lazarus_dead_letters d where (${p.where}) and d.status::text = any(${p.allowed}::text[])) as count,
+           array(select d.id from lazarus_dead_letters d where (${p.where}) and d.status::text = any(${p.allowed}::text[])
                   order by d.id limit ${p.sample}::int) as ids`;
   return { count: row!.count, ids: row!.ids };
 }

@@ -6,11 +6,11 @@ export interface StatusCount {
   count: number;
 }
 
-/** Dead letters per status among rows matching `where` (a boolean over `dead_letters d`). */
+/** Dead letters per status among rows matching `where` (a boolean over `lazarus_dead_letters d`). */
 export async function countDeadLettersByStatus(db: Db, where: Prisma.Sql): Promise<StatusCount[]> {
   return db.$queryRaw<StatusCount[]>`
     select d.status::text as status, count(*)::int as count
-      from dead_letters d
+      from lazarus_dead_letters d
      where ${where}
      group by d.status
      order by d.status`;

@@ -9,7 +9,7 @@ import type { Db } from '../createDb.ts';
 export async function countRedriveAwaitingDelivery(db: Db, p: { redriveId: bigint; cap: number }): Promise<number> {
   const [row] = await db.$queryRaw<{ n: number }[]>`
     select count(*)::int as n from (
-      select 1 from dead_letters d
+      select 1 from dead_letter_states d
        where d.status in ('PENDING', 'PROCESSING')
          and d.id <= (select last_id from redrives where id = ${p.redriveId.toString()}::bigint)
          and exists (select 1 from redrive_items i where i.redrive_id = ${p.redriveId.toString()}::bigint and i.dead_letter_id = d.id)

@@ -119,18 +119,18 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   const order = Prisma.sql`order by ${expr} ${dir}, d.id ${dir}`;
   if (q.collect) {
     return Prisma.sql`
-      with m as materialized (select d.id, ${expr} as k from dead_letters d where (${q.where}) and ${past} limit ${count(q.collect.cap + 1)}),
+      with m as materialized (select d.id, ${expr} as k from lazarus_dead_letters d where (${q.where}) and ${past} limit ${count(q.collect.cap + 1)}),
            top as (select m.id from m order by m.k ${dir}, m.id ${dir} limit ${count(q.limit)})
       select ${Prisma.raw(selectList(q.columns, q.field))}, (select count(*) from m)::int as "matched"
-        from dead_letters d join top on top.id = d.id
+        from lazarus_dead_letters d join top on top.id = d.id
        ${order}`;
   }
-  const head = q.materialize ? Prisma.sql`with m as materialized (select * from dead_letters d where ${q.where})` : Prisma.empty;
+  const head = q.materialize ? Prisma.sql`with m as materialized (select * from lazarus_dead_letters d where ${q.where})` : Prisma.empty;
   const from = q.materialize
     ? Prisma.sql`(select * from m) d where ${past}`
     : q.window
-      ? Prisma.sql`(select * from dead_letters d where (${q.where}) and ${past} ${order} limit ${count(q.window.rows)}) d where ${q.window.match}`
-      : Prisma.sql`dead_letters d where (${q.where}) and ${past}`;
+      ? Prisma.sql`(select * from lazarus_dead_letters d where (${q.where}) and ${past} ${order} limit ${count(q.window.rows)}) d where ${q.window.match}`
+      : Prisma.sql`lazarus_dead_letters d where (${q.where}) and ${past}`;
   return Prisma.sql`${head}
     select ${Prisma.raw(selectList(q.columns, q.field))}
       from ${from}

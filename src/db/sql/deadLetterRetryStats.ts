@@ -28,7 +28,7 @@ export function deadLetterRetryStatsSql(where: Prisma.Sql): Prisma.Sql {
                    count(*) filter (where d.status = 'SUCCEEDED') as succeeded,
                    count(*) filter (where d.status = 'EXHAUSTED') as exhausted,
                    sum(d.attempts) filter (where d.status = 'SUCCEEDED') as attempts
-              from dead_letters d
+              from lazarus_dead_letters d
              where ${where}) s`;
 }
 
@@ -39,12 +39,12 @@ export function deadLetterRetryStatsSql(where: Prisma.Sql): Prisma.Sql {
  * then read from the table: at most an hour of rows, through the created_at index.
  */
 export function rollupRetryStatsSql(plan: RollupPlan, where: Prisma.Sql): Prisma.Sql {
-  const edgeOldest = plan.edges.map((edge) => Prisma.sql`(select min(d.created_at) from dead_letters d where d.status = 'PENDING' and (${edge}))`);
+  const edgeOldest = plan.edges.map((edge) => Prisma.sql`(select min(d.created_at) from lazarus_dead_letters d where d.status = 'PENDING' and (${edge}))`);
   // The hour read once (a materialized CTE), then used as a scalar, not joined, so min() walks
   // dead_letters_created_idx from its start and stops at the first PENDING row (joined, the
   // planner ANDed a bitmap of every PENDING row: 25 ms at 1M rows).
   const hourOldest = Prisma.sql`(
-      select min(d.created_at) from dead_letters d
+      select min(d.created_at) from lazarus_dead_letters d
        where d.status = 'PENDING' and (${where})
          and d.created_at >= (select bucket from pending_hour) and d.created_at < (select bucket from pending_hour) + interval '1 hour')`;
   return Prisma.sql`

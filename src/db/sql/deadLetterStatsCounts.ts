@@ -16,7 +16,7 @@ export function deadLetterStatsCountsSql(where: Prisma.Sql): Prisma.Sql {
                 else 'total' end as dimension,
            coalesce(d.status::text, d.event_type, d.queue, d.error_kind::text) as key,
            count(*)::int as count
-      from dead_letters d
+      from lazarus_dead_letters d
      where ${where}
      group by grouping sets ((d.status), (d.event_type), (d.queue), (d.error_kind), ())`;
 }

@@ -1,6 +1,6 @@
 // The one filter shared by queries, stats, bulk mutations and subscriptions, and its SQL. Every field
 // is optional; given fields combine with AND. `deadLetterWhereSql` renders it as a boolean SQL
-// expression over `dead_letters` aliased `d`, with every value bound (never concatenated) except enum
+// expression over `lazarus_dead_letters` (dead_letters joined with its state row) aliased `d`, with every value bound (never concatenated) except enum
 // values, which are names of our own enums and are written as literals. domain/deadLetterFilter.ts
 // evaluates the same filter in memory (for subscriptions).
 import { Prisma } from '../../generated/prisma/client.ts';
@@ -66,7 +66,7 @@ export function nestAtPath(path: readonly string[], value: unknown): unknown {
  */
 export type ErrorTextMode = 'index' | 'scan';
 
-/** The errorText condition alone, over `dead_letters d`. */
+/** The errorText condition alone, over `lazarus_dead_letters d`. */
 export function errorTextSql(text: string, mode: ErrorTextMode): Prisma.Sql {
   const pattern = likeContains(text);
   if (mode === 'index') {
@@ -90,7 +90,7 @@ function enumIn(column: Prisma.Sql, values: readonly string[], names: Record<str
   return Prisma.sql`${column} ${Prisma.raw(literals.length === 1 ? `= ${literals[0]}::${type}` : `in (${literals.join(', ')})`)}`;
 }
 
-/** Renders the filter as a boolean SQL expression over `dead_letters d`; values are bound, enum names are literals. */
+/** Renders the filter as a boolean SQL expression over `lazarus_dead_letters d`; values are bound, enum names are literals. */
 export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
   // One value binds as `=`, not `= any(array)`: PostgreSQL 15 cannot return a `= any` index scan

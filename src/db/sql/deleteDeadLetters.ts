@@ -16,15 +16,19 @@ export interface DeleteParams {
 export async function deleteDeadLetters(db: Db, p: DeleteParams): Promise<ChangeResult> {
   const [row] = await db.$queryRaw<{ n: bigint; ids: bigint[] }[]>`
     with target as (${targetCte(p.target, p.allowed)}),
+    -- The version and status live on the state row; locking the joined row (both tables) re-checks
+    -- them after a concurrent writer commits, as the UPDATE of one wide row used to.
+    locked as (
+      select v.id, to_jsonb(v) - 'change_xid' - 'change_id' as whole
+        from lazarus_dead_letters v join target t on t.id = v.id
+       where v.version = t.version and v.status::text = any(${p.allowed}::text[])
+         for update of v),
     deleted as (
-      delete from dead_letters d
-       using target t
-       where d.id = t.id and d.version = t.version and d.status::text = any(${p.allowed}::text[])
-      returning d.*),
+      delete from dead_letters d using locked l where d.id = l.id
+      returning d.id, l.whole),
     history as (
       insert into dead_letter_actions (dead_letter_id, action, actor, reason, before)
-      select id, 'DELETED', ${p.actor}::text, ${p.reason}::text,
-             to_jsonb(deleted) - 'change_xid' - 'change_id'
+      select id, 'DELETED', ${p.actor}::text, ${p.reason}::text, whole
         from deleted)
     select lazarus_expect_rows(${expectedRows(p.target)}::bigint, (select count(*) from deleted)) as n,
            array(select id from deleted order by id limit ${RESULT_SAMPLE}::int) as ids`;

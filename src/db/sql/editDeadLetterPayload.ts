@@ -19,15 +19,23 @@ export interface EditPayloadParams {
 export async function editDeadLetterPayload(db: Db, p: EditPayloadParams): Promise<boolean> {
   const [row] = await db.$queryRaw<{ n: bigint }[]>`
     with target as (
-      select d.id, d.version, d.status, d.payload from dead_letters d where d.id = ${p.id.toString()}::bigint),
-    changed as (
-      update dead_letters d
-         set payload = ${p.payloadJson}::jsonb,
-             status = case when ${p.requeue}::boolean then 'PENDING' else d.status end,
-             next_attempt_at = case when ${p.requeue}::boolean then now() else d.next_attempt_at end
+      -- Locks the event and its state row: the compare-and-set on version and status holds until commit.
+      select v.id, v.version, v.status, v.payload from lazarus_dead_letters v
+       where v.id = ${p.id.toString()}::bigint and v.version = ${p.version}::int and v.status::text = any(${p.allowed}::text[])
+         for update of v),
+    requeued as (
+      update dead_letter_states s set status = 'PENDING', next_attempt_at = now()
         from target t
-       where d.id = t.id and d.version = ${p.version}::int and d.status::text = any(${p.allowed}::text[])
-      returning d.id, d.payload, d.status, t.payload as old_payload, t.status as old_status),
+       where s.id = t.id and ${p.requeue}::boolean
+      returning s.id, s.status),
+    -- The payload lives on dead_letters; its update trigger gives the state row a new version and
+    -- cursor, so the edit reaches the live feed like any other change.
+    changed as (
+      update dead_letters d set payload = ${p.payloadJson}::jsonb
+        from target t
+       where d.id = t.id
+      returning d.id, d.payload, coalesce((select r.status from requeued r where r.id = d.id), t.status) as status,
+                t.payload as old_payload, t.status as old_status),
     history as (
       insert into dead_letter_actions (dead_letter_id, action, actor, reason, before, after)
       select id, 'PAYLOAD_EDITED', ${p.actor}::text, ${p.reason}::text,

@@ -35,13 +35,14 @@ export async function failDeliveries(db: Db, records: readonly FailureRecord[]):
                as i(id, token, worker_id, duration_ms, status_code, response_body, outcome, error_message,
                     is_permanent, delay_ms, policy_max_attempts)),
     failed as (
-      update dead_letters d
-         set status = case when i.is_permanent or d.attempts >= coalesce(d.max_attempts, i.policy_max_attempts)
+      -- max_attempts is written once, so it stays on dead_letters: read by primary key, never written.
+      update dead_letter_states d
+         set status = case when i.is_permanent or d.attempts >= coalesce(w.max_attempts, i.policy_max_attempts)
                            then 'EXHAUSTED' else 'PENDING' end::"DeadLetterStatus",
-             next_attempt_at = case when i.is_permanent or d.attempts >= coalesce(d.max_attempts, i.policy_max_attempts)
+             next_attempt_at = case when i.is_permanent or d.attempts >= coalesce(w.max_attempts, i.policy_max_attempts)
                            then null else now() + i.delay_ms * interval '1 millisecond' end,
              lease_owner = null, lease_token = null, lease_expires_at = null
-        from input i
+        from input i join dead_letters w on w.id = i.id
        where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING'
       returning d.id, d.attempts, d.status),
     attempt as (

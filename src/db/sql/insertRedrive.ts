@@ -28,7 +28,7 @@ export async function insertRedrive(db: Db, p: InsertRedriveParams): Promise<{ i
   // see rows another CTE inserts, so the total is computed from the selection, not the items).
   const [row] = await db.$queryRaw<{ id: bigint; total: number }[]>`
     with selected as materialized (
-      select d.id from dead_letters d where (${p.where}) and d.status::text = any(${p.allowed}::text[])),
+      select d.id from lazarus_dead_letters d where (${p.where}) and d.status::text = any(${p.allowed}::text[])),
     redrive as (
       insert into redrives (status, filter, rate_per_second, start_rate_per_second, ramp_seconds, pause_when_failure_rate_above,
                             window_size, guard_after_attempt_id, batch_size, reset_attempts, force, reason, created_by, total)

@@ -15,6 +15,6 @@ export function deadLettersByStatusAndType(db: Db): Promise<{ status: string; ev
 export async function oldestDuePendingAgeSeconds(db: Db): Promise<number | null> {
   const [row] = await db.$queryRaw<{ age: number | null }[]>`
     select extract(epoch from now() - min(next_attempt_at))::float8 as age
-      from dead_letters where status = 'PENDING' and next_attempt_at <= now()`;
+      from dead_letter_states where status = 'PENDING' and next_attempt_at <= now()`;
   return row?.age ?? null;
 }

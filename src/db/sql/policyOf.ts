@@ -11,6 +11,6 @@ export function policyOf(eventType: string): Prisma.Sql {
 /**
  * Statuses of an unfinished event. For an ordered type, the unfinished events of one (event type,
  * ordering key) wait in (coalesce(ordering_seq, -1), id) order: only the first, the key's head, may
- * be delivered, an EXHAUSTED one included. dead_letters_live_key_idx holds exactly these rows.
+ * be delivered, an EXHAUSTED one included. dead_letter_states_live_key_idx holds exactly these rows.
  */
 export const UNFINISHED_STATUSES = Prisma.raw(`('PENDING', 'PROCESSING', 'EXHAUSTED')`);

@@ -19,7 +19,7 @@ export async function purgeFinishedDeadLetters(db: Db, olderThanMs: number, limi
     if (!lock?.ok) return null;
     const rows = await tx.$queryRaw<{ n: number }[]>`
       with old as (
-        select id from dead_letters
+        select id from dead_letter_states
          where status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED')
            and resolved_at < now() - ${olderThanMs}::bigint * interval '1 millisecond'
          order by resolved_at

@@ -11,14 +11,14 @@ export interface AlertFigures {
 
 /**
  * The figures the metric alert triggers compare against, in one statement. The exhausted count
- * walks dead_letters_updated_idx over the last minute only.
+ * walks dead_letter_states_updated_idx over the last minute only.
  */
 export async function readAlertFigures(db: Db): Promise<AlertFigures> {
   const [row] = await db.$queryRaw<{ backlog: number; age: number; exhausted: number }[]>`
     select (select coalesce(sum(count), 0)::float8 from dead_letter_rollups where status = 'PENDING') as backlog,
            (select coalesce(extract(epoch from now() - min(next_attempt_at)), 0)::float8
-              from dead_letters where status = 'PENDING' and next_attempt_at <= now()) as age,
-           (select count(*)::float8 from dead_letters
+              from dead_letter_states where status = 'PENDING' and next_attempt_at <= now()) as age,
+           (select count(*)::float8 from dead_letter_states
              where updated_at > now() - interval '1 minute' and status = 'EXHAUSTED') as exhausted`;
   return { backlog: row!.backlog, oldestPendingAgeSeconds: Math.max(0, row!.age), exhaustedLastMinute: row!.exhausted };
 }

@@ -39,7 +39,7 @@ export function changesSql(columns: string, table: string): string {
          limit $3::int) c on true`;
 }
 
-// Raw because Prisma cannot compare xid8 or rows. Walks dead_letters_change_cursor_idx. The
+// Raw because Prisma cannot compare xid8 or rows. Walks dead_letter_states_change_cursor_idx (joining dead_letters by primary key). The
 // horizon is read in the same statement (see changeHorizon.ts for why rows above it wait).
 const DEAD_LETTER_CHANGES = changesSql(`
   id, event_type as "eventType", queue, source, ordering_key as "orderingKey",
@@ -49,7 +49,7 @@ const DEAD_LETTER_CHANGES = changesSql(`
   next_attempt_at as "nextAttemptAt", lease_owner as "leaseOwner", lease_token::text as "leaseToken",
   lease_expires_at as "leaseExpiresAt", resolved_at as "resolvedAt", resolved_by as "resolvedBy",
   resolution_reason as "resolutionReason", occurred_at as "occurredAt", created_at as "createdAt",
-  updated_at as "updatedAt", version, delivery_generation as "deliveryGeneration", change_id as "changeId", change_xid::text as "changeXid"`, 'dead_letters');
+  updated_at as "updatedAt", version, delivery_generation as "deliveryGeneration", change_id as "changeId", change_xid::text as "changeXid"`, 'lazarus_dead_letters');
 
 export async function readDeadLetterChanges(db: Db, r: ChangeRange): Promise<ChangeRows<DeadLetterChangeRow>> {
   return readChanges(db, 'dead_letter_changes', DEAD_LETTER_CHANGES, r, ['id', 'orderingSeq', 'changeId', 'errorGroupId']);

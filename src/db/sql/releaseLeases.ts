@@ -8,7 +8,7 @@ import type { HeldLease } from './renewLeases.ts';
 export async function releaseLeases(db: Db, leases: readonly HeldLease[]): Promise<number> {
   if (leases.length === 0) return 0;
   const rows = await db.$queryRaw<{ id: bigint }[]>`
-    update dead_letters d
+    update dead_letter_states d
        set status = 'PENDING', attempts = greatest(d.attempts - 1, 0), next_attempt_at = now(),
            lease_owner = null, lease_token = null, lease_expires_at = null
       from unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.leaseToken)}::uuid[]) as h(id, token)

@@ -9,7 +9,7 @@ export interface HeldLease {
 export async function renewLeases(db: Db, leases: readonly HeldLease[], leaseSeconds: number): Promise<bigint[]> {
   if (leases.length === 0) return [];
   const rows = await db.$queryRaw<{ id: bigint }[]>`
-    update dead_letters d
+    update dead_letter_states d
        set lease_expires_at = now() + ${leaseSeconds}::int * interval '1 second'
       from unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.leaseToken)}::uuid[]) as h(id, token)
      where d.id = h.id and d.lease_token = h.token and d.status = 'PROCESSING'

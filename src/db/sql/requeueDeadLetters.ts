@@ -21,7 +21,7 @@ export async function requeueDeadLetters(db: Db, p: RequeueParams): Promise<Chan
   const [row] = await db.$queryRaw<{ n: bigint; ids: bigint[] }[]>`
     with target as (${targetCte(p.target, p.allowed)}),
     changed as (
-      update dead_letters d
+      update dead_letter_states d
          set status = 'PENDING',
              next_attempt_at = coalesce(${p.at}::timestamptz, now()),
              attempts = case when ${p.resetAttempts}::boolean then 0 else d.attempts end

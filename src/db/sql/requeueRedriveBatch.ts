@@ -33,11 +33,11 @@ export async function requeueRedriveBatch(
       select i.dead_letter_id as id, d.version, d.status, d.attempts, d.next_attempt_at
         from redrive_items i
         join r on i.redrive_id = r.id
-        left join dead_letters d on d.id = i.dead_letter_id
+        left join dead_letter_states d on d.id = i.dead_letter_id
        where i.dead_letter_id > r.last_id
        order by i.dead_letter_id limit least(${p.limit}::int, (select batch_size from r))),
     changed as (
-      update dead_letters d
+      update dead_letter_states d
          set status = 'PENDING', next_attempt_at = now(),
              attempts = case when r.reset_attempts then 0 else d.attempts end
         from batch b, r

@@ -30,7 +30,7 @@ export async function restoreTransformedPayloads(
       update dead_letters d set payload = i.before_payload
         from items i
        where d.id = i.id and d.payload = i.after_payload
-      returning d.id, d.status, i.before_payload, i.after_payload),
+      returning d.id, (select s.status from dead_letter_states s where s.id = d.id) as status, i.before_payload, i.after_payload),
     history as (
       insert into dead_letter_actions (dead_letter_id, action, actor, reason, before, after, transform_id)
       select r.id, 'TRANSFORM_UNDONE', ${p.actor}::text, ${p.reason}::text,

@@ -14,7 +14,7 @@ const ceilHour = (d: Date) => new Date(Math.ceil(d.getTime() / HOUR_MS) * HOUR_M
 
 /**
  * How to count the rows matching a filter from the rollups: `rollupWhere` (over
- * `dead_letter_rollups r`) selects the whole hours, and each of `edges` (over `dead_letters d`)
+ * `dead_letter_rollups r`) selects the whole hours, and each of `edges` (over `lazarus_dead_letters d`)
  * the rows of a partial hour at either end of the createdAt range, which are scanned (an index
  * range of at most an hour each). Summing both gives exactly the rows the filter matches.
  */

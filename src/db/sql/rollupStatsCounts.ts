@@ -8,7 +8,7 @@ import type { RollupPlan } from './rollupPlan.ts';
  * (`fromTable`, a select list over `d`) of dead_letters' rows in its partial hours, as alias `r`.
  */
 function contributionsSql(plan: RollupPlan, fromLedger: Prisma.Sql, fromTable: Prisma.Sql): Prisma.Sql {
-  const edges = plan.edges.map((where) => Prisma.sql`union all select ${fromTable} from dead_letters d where ${where}`);
+  const edges = plan.edges.map((where) => Prisma.sql`union all select ${fromTable} from lazarus_dead_letters d where ${where}`);
   return Prisma.sql`(${fromLedger} where ${plan.rollupWhere} ${edges.length ? Prisma.join(edges, ' ') : Prisma.empty}) r`;
 }
 

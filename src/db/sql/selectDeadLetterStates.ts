@@ -10,5 +10,5 @@ export interface DeadLetterState {
 /** Current status and version of the given ids (missing ids are simply absent). */
 export async function selectDeadLetterStates(db: Db, ids: bigint[]): Promise<DeadLetterState[]> {
   return db.$queryRaw<DeadLetterState[]>`
-    select id, status, version from dead_letters where id = any(${ids.map(String)}::bigint[]) order by id`;
+    select id, status, version from dead_letter_states where id = any(${ids.map(String)}::bigint[]) order by id`;
 }

@@ -20,12 +20,12 @@ export async function selectTransformBatch(
 ): Promise<TransformCandidate[]> {
   const rows = p.lock
     ? await db.$queryRaw<{ id: bigint; status: DeadLetterStatus; payload_text: string }[]>`
-        select d.id, d.status, d.payload::text as payload_text from dead_letters d
+        select d.id, d.status, d.payload::text as payload_text from lazarus_dead_letters d
          where (${p.where}) and d.status::text = any(${p.allowed}::text[]) and d.id > ${p.afterId.toString()}::bigint
          order by d.id limit ${p.limit}::int
            for update of d`
     : await db.$queryRaw<{ id: bigint; status: DeadLetterStatus; payload_text: string }[]>`
-        select d.id, d.status, d.payload::text as payload_text from dead_letters d
+        select d.id, d.status, d.payload::text as payload_text from lazarus_dead_letters d
          where (${p.where}) and d.status::text = any(${p.allowed}::text[]) and d.id > ${p.afterId.toString()}::bigint
          order by d.id limit ${p.limit}::int`;
   return rows.map((r) => ({ id: r.id, status: r.status, payloadText: r.payload_text }));

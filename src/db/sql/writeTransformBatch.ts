@@ -22,15 +22,18 @@ export async function writeTransformBatch(db: Queryable, p: TransformBatchParams
     with input as (
       select e.id, e.payload from unnest(${p.ids.map(String)}::bigint[], ${p.payloadJsons}::jsonb[]) as e(id, payload)),
     target as (
-      select d.id, d.payload as old_payload, d.status as old_status from dead_letters d join input i on i.id = d.id),
+      select d.id, d.payload as old_payload, d.status as old_status from lazarus_dead_letters d join input i on i.id = d.id),
+    requeued as (
+      update dead_letter_states s set status = 'PENDING', next_attempt_at = now()
+        from input i
+       where s.id = i.id and s.status::text = any(${p.requeueFrom}::text[])
+      returning s.id, s.status),
     changed as (
       update dead_letters d
-         set payload = i.payload,
-             status = case when d.status::text = any(${p.requeueFrom}::text[]) then 'PENDING' else d.status end,
-             next_attempt_at = case when d.status::text = any(${p.requeueFrom}::text[]) then now() else d.next_attempt_at end
-        from input i
+         set payload = i.payload
+        from input i join target t on t.id = i.id
        where d.id = i.id
-      returning d.id, d.payload, d.status),
+      returning d.id, d.payload, coalesce((select r.status from requeued r where r.id = d.id), t.old_status) as status),
     history as (
       insert into dead_letter_actions (dead_letter_id, action, actor, reason, before, after, transform_id)
       select c.id, 'PAYLOAD_TRANSFORMED', ${p.actor}::text, ${p.reason}::text,
