@@ -24,6 +24,13 @@
 -- operators run) would need CASCADE, and the delete triggers below need the state row while they
 -- write rollups, error-group deltas and tombstones, which an ON DELETE CASCADE removes first.
 -- Triggers create (insert), follow (update), remove (delete) and truncate it instead.
+--
+-- For the same reason delivery_attempts loses its foreign key to dead_letters. Its check ran a
+-- SELECT ... FOR KEY SHARE of the wide row for every attempt row the engine wrote, so each
+-- delivery still locked (wrote the xmax of, and dirtied the page of) the wide row it had just
+-- stopped rewriting: docs/benchmarks.md, "Session 14", has the cost. The engine writes an attempt
+-- only in the statement that updated the event's state under its lease, and the delete trigger
+-- below removes an event's attempts with it, as ON DELETE CASCADE did.
 
 LOCK TABLE "dead_letters" IN SHARE ROW EXCLUSIVE MODE;
 
@@ -116,6 +123,8 @@ DROP FUNCTION "tg_dead_letters__error_groups_update"();
 DROP FUNCTION "tg_dead_letters__error_groups_delete"();
 DROP FUNCTION "tg_dead_letters__tombstone"();
 
+ALTER TABLE "delivery_attempts" DROP CONSTRAINT "delivery_attempts_dead_letter_id_fkey";
+
 DROP INDEX "dead_letters_pending_type_idx";
 DROP INDEX "dead_letters_lease_idx";
 DROP INDEX "dead_letters_live_key_idx";
@@ -133,6 +142,21 @@ ALTER TABLE "dead_letters"
   DROP COLUMN "delivery_generation",
   DROP COLUMN "change_id",
   DROP COLUMN "change_xid";
+
+-- An error group's signature as the ledger triggers write it: lazarus_group_signature where a
+-- migration before this one defined it (the stack-aware signature), else the fingerprint or the
+-- message signature as the error-groups migration has it. Called once per group and statement,
+-- on one of its rows, so a stack is read at most once per group.
+DO $$
+BEGIN
+  IF to_regprocedure('lazarus_group_signature(text, text, text)') IS NOT NULL THEN
+    CREATE FUNCTION lazarus_delta_signature(fingerprint text, error_signature text, error_stack text) RETURNS text
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT lazarus_group_signature(fingerprint, error_signature, error_stack)';
+  ELSE
+    CREATE FUNCTION lazarus_delta_signature(fingerprint text, error_signature text, error_stack text) RETURNS text
+      LANGUAGE sql IMMUTABLE PARALLEL SAFE AS 'SELECT coalesce(fingerprint, error_signature)';
+  END IF;
+END $$;
 
 -- The state row's stamp: what tg_dead_letters__stamp did for the wide row. A fresh cursor on
 -- every write, version and updated_at on every update, the delivery generation when a SUCCEEDED
@@ -232,8 +256,7 @@ BEGIN
       FROM new_rows n JOIN old_rows o ON o.id = n.id
      WHERE n.status <> o.status OR n.attempts <> o.attempts),
   dims AS (
-    SELECT m.*, lazarus_rollup_bucket(d.created_at) AS bucket, d.event_type, d.queue, d.error_kind,
-           d.error_group_id, coalesce(d.fingerprint, d.error_signature) AS signature
+    SELECT m.*, lazarus_rollup_bucket(d.created_at) AS bucket, d.event_type, d.queue, d.error_kind, d.error_group_id
       FROM moved m JOIN dead_letters d ON d.id = m.id),
   rollups AS (
     INSERT INTO dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
@@ -242,14 +265,19 @@ BEGIN
             UNION ALL
             SELECT bucket, event_type, queue, error_kind, old_status, -1, -old_attempts::bigint FROM dims) c
      GROUP BY 1, 2, 3, 4, 5
-    HAVING sum(n) <> 0 OR sum(a) <> 0)
+    HAVING sum(n) <> 0 OR sum(a) <> 0),
+  -- A group's rows share its key (type, kind, signature), so one row gives the signature.
+  by_group AS (
+    SELECT error_group_id, event_type, error_kind, bucket, sum(u) AS u, min(id) AS one_id
+      FROM (SELECT id, error_group_id, event_type, error_kind, bucket,
+                   lazarus_is_unresolved(status) - lazarus_is_unresolved(old_status) AS u
+              FROM dims WHERE error_group_id IS NOT NULL) x
+     GROUP BY 1, 2, 3, 4
+    HAVING sum(u) <> 0)
   INSERT INTO error_group_deltas (group_id, event_type, error_kind, signature, bucket, total, unresolved, failures, requeued)
-  SELECT error_group_id, event_type, error_kind, signature, bucket, 0, sum(u), 0, greatest(0, sum(u))
-    FROM (SELECT error_group_id, event_type, error_kind, signature, bucket,
-                 lazarus_is_unresolved(status) - lazarus_is_unresolved(old_status) AS u
-            FROM dims WHERE error_group_id IS NOT NULL) x
-   GROUP BY 1, 2, 3, 4, 5
-  HAVING sum(u) <> 0;
+  SELECT g.error_group_id, g.event_type, g.error_kind, lazarus_delta_signature(d.fingerprint, d.error_signature, d.error_stack),
+         g.bucket, 0, g.u, 0, greatest(0, g.u)
+    FROM by_group g JOIN dead_letters d ON d.id = g.one_id;
   RETURN NULL;
 END $$;
 CREATE TRIGGER "tg_dead_letter_states__transitions" AFTER UPDATE ON "dead_letter_states"
@@ -263,11 +291,12 @@ CREATE FUNCTION "tg_dead_letters__update"() RETURNS trigger LANGUAGE plpgsql AS 
 BEGIN
   WITH c AS (
     SELECT s.status, s.attempts, 1 AS n, lazarus_rollup_bucket(d.created_at) AS bucket, d.created_at, d.event_type, d.queue,
-           d.error_kind, d.error_group_id, coalesce(d.fingerprint, d.error_signature) AS signature
+           d.error_kind, d.error_group_id,
+           lazarus_delta_signature(d.fingerprint, d.error_signature, d.error_stack) AS signature
       FROM new_rows d JOIN dead_letter_states s ON s.id = d.id
     UNION ALL
     SELECT s.status, s.attempts, -1, lazarus_rollup_bucket(d.created_at), d.created_at, d.event_type, d.queue,
-           d.error_kind, d.error_group_id, coalesce(d.fingerprint, d.error_signature)
+           d.error_kind, d.error_group_id, lazarus_delta_signature(d.fingerprint, d.error_signature, d.error_stack)
       FROM old_rows d JOIN dead_letter_states s ON s.id = d.id),
   rollups AS (
     INSERT INTO dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
@@ -290,16 +319,19 @@ END $$;
 CREATE TRIGGER "tg_dead_letters__update" AFTER UPDATE ON "dead_letters"
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "tg_dead_letters__update"();
 
--- A deletion removes the state rows and, counted with their state, takes the events out of the
--- rollups and the error groups' unresolved counts and leaves their tombstones: one statement.
+-- A deletion removes the state rows and the delivery attempts and, counted with their state, takes
+-- the events out of the rollups and the error groups' unresolved counts and leaves their
+-- tombstones: one statement.
 CREATE FUNCTION "tg_dead_letters__delete"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   WITH s AS (
     DELETE FROM dead_letter_states s USING gone g WHERE s.id = g.id
     RETURNING s.id, s.status, s.attempts, s.updated_at, s.next_attempt_at),
+  attempts AS (
+    DELETE FROM delivery_attempts a USING gone g WHERE a.dead_letter_id = g.id),
   c AS (
     SELECT g.id, g.event_type, g.queue, g.source, g.ordering_key, g.error_kind, g.error_signature, g.fingerprint,
-           g.error_group_id, g.created_at, s.status, s.attempts, s.updated_at, s.next_attempt_at
+           g.error_stack, g.error_group_id, g.created_at, s.status, s.attempts, s.updated_at, s.next_attempt_at
       FROM gone g JOIN s ON s.id = g.id),
   rollups AS (
     INSERT INTO dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
@@ -311,10 +343,11 @@ BEGIN
       FROM gone GROUP BY 1, 2, 3, 4, 5),
   groups AS (
     INSERT INTO error_group_deltas (group_id, event_type, error_kind, signature, bucket, total, unresolved, failures, requeued)
-    SELECT error_group_id, event_type, error_kind, coalesce(fingerprint, error_signature), lazarus_rollup_bucket(created_at),
+    SELECT error_group_id, event_type, error_kind,
+           lazarus_delta_signature(min(fingerprint), min(error_signature), max(error_stack COLLATE "C")), lazarus_rollup_bucket(created_at),
            0, -count(*), 0, 0
       FROM c WHERE status IN ('PENDING', 'PROCESSING', 'EXHAUSTED') AND error_group_id IS NOT NULL
-     GROUP BY 1, 2, 3, 4, 5)
+     GROUP BY error_group_id, event_type, error_kind, lazarus_rollup_bucket(created_at))
   INSERT INTO dead_letter_tombstones (id, event_type, queue, source, ordering_key, error_kind, status,
                                       error_signature, fingerprint, error_group_id, attempts, created_at, updated_at, next_attempt_at)
   SELECT id, event_type, queue, source, ordering_key, error_kind, status,
@@ -325,9 +358,15 @@ END $$;
 CREATE TRIGGER "tg_dead_letters__delete" AFTER DELETE ON "dead_letters"
   REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION "tg_dead_letters__delete"();
 
+-- TRUNCATE dead_letters empties the state table and the attempts. The attempts are deleted, not
+-- truncated: `TRUNCATE dead_letters, delivery_attempts` is common, and a TRUNCATE of a table the
+-- outer TRUNCATE holds open is refused.
 CREATE FUNCTION "tg_dead_letters__state_truncate"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   TRUNCATE dead_letter_states;
+  IF EXISTS (SELECT 1 FROM delivery_attempts) THEN
+    DELETE FROM delivery_attempts;
+  END IF;
   RETURN NULL;
 END $$;
 CREATE TRIGGER "tg_dead_letters__state_truncate" AFTER TRUNCATE ON "dead_letters"

@@ -10,7 +10,7 @@ export interface DeleteParams {
 }
 
 /**
- * Deletes rows (their delivery attempts cascade) and keeps a DELETED history row holding the
+ * Deletes rows (their state rows and delivery attempts go with them, by trigger) and keeps a DELETED history row holding the
  * whole deleted row, so a deletion can be audited and, by hand, undone.
  */
 export async function deleteDeadLetters(db: Db, p: DeleteParams): Promise<ChangeResult> {

@@ -7,7 +7,7 @@ export const TOMBSTONE_RETENTION_DAYS = 7;
 
 /**
  * Deletes SUCCEEDED, RESOLVED and DISCARDED events that ended more than `olderThanMs` ago, at
- * most `limit` per call (their attempts go by cascade). PENDING, PROCESSING and EXHAUSTED rows are
+ * most `limit` per call (their state rows and attempts go with them, by trigger). PENDING, PROCESSING and EXHAUSTED rows are
  * never touched. The same statement trims up to `limit` tombstones (the live feed's record of
  * deletions) older than TOMBSTONE_RETENTION_DAYS. Returns null when another process holds the
  * retention lock.
