@@ -128,7 +128,7 @@ describe('delivering an alert', () => {
     }
 
     expect(new Webhook(SECRET).verify(sink.requests[0]!.body, sink.requests[0]!.headers as Record<string, string>)).toMatchObject({
-      trigger: 'NEW_GROUP', subject: 'test', summary: "Test alert sent by admin-alice: the rule's target can be reached",
+      trigger: 'NEW_GROUP', subject: 'test', summary: "Test alert sent by admin-alice: checking this rule's target",
       details: { test: true, sentBy: 'admin-alice' }, rule: { id: rule.id.toString(), name: 'new' },
     });
     expect(await t.db.alertThrottle.count()).toBe(1);

@@ -143,7 +143,7 @@ describe('alert rules over GraphQL', () => {
     const malformed = await execute(admin, SEND_TEST, { ruleId: 'x' });
 
     expect(sent.body).toEqual({
-      data: { sendTestAlert: { id: '1', ruleName: 'backlog', trigger: 'BACKLOG', subject: 'test', summary: "Test alert sent by admin-alice: the rule's target can be reached", deliveryStatus: 'PENDING', rule: { id: '1' } } },
+      data: { sendTestAlert: { id: '1', ruleName: 'backlog', trigger: 'BACKLOG', subject: 'test', summary: "Test alert sent by admin-alice: checking this rule's target", deliveryStatus: 'PENDING', rule: { id: '1' } } },
     });
     expect(again.body.data).toMatchObject({ sendTestAlert: { id: '2' } });
     expect(missing.body.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND', id: '99' });

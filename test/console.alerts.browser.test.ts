@@ -97,7 +97,7 @@ describe('console alerts', () => {
     await page.waitForURL(new RegExp(`/groups/${group.id}$`));
   });
 
-  it('shows a failed delivery with its attempts and last error, filters by rule, disables and deletes a rule', async () => {
+  it('shows a failed delivery with its attempts and last error, filters by rule, edits a rule (the refusal beside the threshold), disables and deletes one', async () => {
     await sql(`insert into alert_rules (name, trigger, threshold, window_seconds, target_url, signing_secret, allow_private_target, format, enabled)
                values ('pager', 'REDRIVE_PAUSED', null, 900, $1, $2, true, 'SLACK', true), ('ops log', 'REDRIVE_PAUSED', null, 300, $3, $2, true, 'STANDARD', true),
                       ('backlog', 'BACKLOG', 10000, 3600, $3, $2, true, 'STANDARD', false)`,
@@ -120,6 +120,18 @@ describe('console alerts', () => {
     await page.waitForURL(/rule=\d+/);
     await page.getByTestId('alert-row').filter({ hasText: 'ops log' }).waitFor({ state: 'detached' });
     expect(await page.getByTestId('alert-row').count()).toBe(1);
+
+    await page.getByRole('button', { name: 'Edit backlog' }).click();
+    const form = page.getByRole('form', { name: 'Edit the alert rule backlog' });
+    expect(await form.getByLabel('Webhook URL').inputValue()).toBe(receiver.url);
+    await form.getByLabel('Threshold (events)').fill('-1');
+    await form.getByRole('button', { name: 'Save alert rule' }).click();
+    await form.locator('#alert-threshold-error').getByText('OUT_OF_RANGE').waitFor();
+    expect((await sql(`select threshold from alert_rules where name = 'backlog'`)).rows).toEqual([{ threshold: 10000 }]);
+    await form.getByLabel('Threshold (events)').fill('20000');
+    await form.getByRole('button', { name: 'Save alert rule' }).click();
+    await page.getByTestId('alert-rule').filter({ hasText: 'pending events above 20,000 events' }).waitFor();
+    expect((await sql(`select threshold, updated_by from alert_rules where name = 'backlog'`)).rows).toEqual([{ threshold: 20000, updated_by: 'local' }]);
 
     await page.getByRole('button', { name: 'Disable ops log' }).click();
     await page.getByRole('button', { name: 'Enable ops log' }).waitFor();

@@ -83,12 +83,12 @@ export async function deleteAlertRule(db: Db, id: bigint): Promise<AlertRule> {
 
 /**
  * Queues a test alert through rule `id`'s channel now: subject `test`, the rule's trigger, details
- * `{ test: true }`, whether or not the rule is enabled and without touching its throttle, so an
+ * `{ test: true, sentBy }`, whether or not the rule is enabled and without touching its throttle, so an
  * admin can check the target answers. It is delivered, retried and recorded like any alert.
  */
 export async function sendTestAlert(db: Db, id: bigint, actor: string): Promise<bigint> {
   const alertId = await insertTestAlert(db, {
-    ruleId: id, summary: `Test alert sent by ${actor}: the rule's target can be reached`, details: { test: true, sentBy: actor },
+    ruleId: id, summary: `Test alert sent by ${actor}: checking this rule's target`, details: { test: true, sentBy: actor },
   });
   if (alertId === null) throw new AlertRuleNotFoundError(id);
   return alertId;

@@ -10,7 +10,7 @@ import { AlertRuleForm, AlertRulesQuery, triggerOf, type AlertRule } from './Ale
 
 const SetEnabled = graphql(`mutation SetAlertRuleEnabled($input: UpdateAlertRuleInput!) { updateAlertRule(input: $input) { id enabled } }`);
 const Delete = graphql(`mutation DeleteAlertRule($id: ID!) { deleteAlertRule(id: $id) { id } }`);
-const SendTest = graphql(`mutation SendTestAlert($ruleId: ID!) { sendTestAlert(ruleId: $ruleId) { id ruleName } }`);
+const SendTest = graphql(`mutation SendTestAlert($ruleId: ID!) { sendTestAlert(ruleId: $ruleId) { id } }`);
 
 export default function Alerts() {
   const isAdmin = useCan('ADMIN');
