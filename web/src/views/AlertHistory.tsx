@@ -1,7 +1,7 @@
 // Alert history: the alerts raised, newest first, with what became of their delivery, filtered by
 // rule and delivery state (both in the URL). There is no alert subscription: the list is re-read
-// every second while a delivery is under way, else every 5 s. Alerts a rule's throttle held back
-// were never raised, so they are not in the history.
+// every second while a delivery is under way or due, else every 5 s. Alerts a rule's throttle
+// held back were never raised, so they are not in the history.
 import { useEffect, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
@@ -35,7 +35,9 @@ export function AlertHistory({ rules, version }: { rules: readonly AlertRule[]; 
   };
   const [result, refetch] = useQuery({ query: AlertsQuery, variables: { filter, first: shown } });
   const alerts = result.data?.alerts.edges.map((e) => e.node);
-  const inFlight = alerts?.some((a) => a.deliveryStatus === 'PENDING' || a.deliveryStatus === 'DELIVERING') ?? false;
+  // Fast only while a delivery is under way or due within seconds: an alert backing off for
+  // minutes against a dead receiver should not keep the page polling every second.
+  const inFlight = alerts?.some((a) => a.deliveryStatus === 'DELIVERING' || (a.nextAttemptAt !== null && Date.parse(a.nextAttemptAt) < Date.now() + 5_000)) ?? false;
   useEffect(() => {
     const timer = setInterval(() => refetch({ requestPolicy: 'network-only' }), inFlight ? 1_000 : 5_000);
     return () => clearInterval(timer);

@@ -9,7 +9,7 @@ export const AlertRulesQuery = graphql(`
   query AlertRules($admin: Boolean!) {
     alertRules {
       id name trigger threshold windowSeconds enabled format allowPrivateTarget targetHost targetUrl @include(if: $admin)
-      hasSigningSecret updatedAt updatedBy
+      updatedAt updatedBy
     }
   }
 `);
