@@ -70,7 +70,7 @@ export async function expectExactAccounting(db: Db, total: number, expected: Rec
              bool_or(a.outcome = 'SUCCEEDED' and a.attempt_number = d.attempts) as last_succeeded
         from lazarus_dead_letters d left join delivery_attempts a on a.dead_letter_id = d.id
        where d.status <> 'PROCESSING'
-       group by d.id)
+       group by d.id, d.status, d.attempts, d.lease_token)
     select (select count(*)::int from per
              where rows <> attempts or numbers <> attempts or lo < 1 or hi <> attempts or successes > 1
                 or (status = 'SUCCEEDED') <> coalesce(last_succeeded, false)
