@@ -49,10 +49,11 @@ export async function truncateAll(handle: DbHandle): Promise<void> {
     // tries it, and skips), so a service running in the test cannot fold while the tables go: its
     // fold and these TRUNCATEs took their locks in different orders and deadlocked.
     // Error groups next, on their own: truncating dead_letters also truncates them (a trigger),
-    // which fails for tables the same TRUNCATE names.
+    // which fails for tables the same TRUNCATE names. The state table comes before dead_letters:
+    // the retry loop locks a state row before it reads dead_letters, and the other order deadlocked.
     `select pg_advisory_xact_lock(${ERROR_GROUP_FOLD_LOCK});
      truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
-     truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
+     truncate dead_letter_states, dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
      truncate rate_limit_windows;
      truncate alerts, alert_throttles, alert_rules restart identity;
      delete from retry_policies where event_type <> '*'`,

@@ -124,6 +124,8 @@ DROP FUNCTION "tg_dead_letters__error_groups_delete"();
 DROP FUNCTION "tg_dead_letters__tombstone"();
 
 ALTER TABLE "delivery_attempts" DROP CONSTRAINT "delivery_attempts_dead_letter_id_fkey";
+-- Written once per delivery and read by no query (issue 20 item 3; docs/benchmarks.md, "Session 14").
+DROP INDEX "delivery_attempts_finished_idx";
 
 DROP INDEX "dead_letters_pending_type_idx";
 DROP INDEX "dead_letters_lease_idx";
@@ -358,15 +360,24 @@ END $$;
 CREATE TRIGGER "tg_dead_letters__delete" AFTER DELETE ON "dead_letters"
   REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION "tg_dead_letters__delete"();
 
--- TRUNCATE dead_letters empties the state table and the attempts. The attempts are deleted, not
--- truncated: `TRUNCATE dead_letters, delivery_attempts` is common, and a TRUNCATE of a table the
--- outer TRUNCATE holds open is refused.
+-- TRUNCATE dead_letters empties the state table and the attempts. When the same TRUNCATE names
+-- them (`TRUNCATE dead_letter_states, dead_letters, delivery_attempts`), PostgreSQL refuses a
+-- second TRUNCATE of a table the outer one holds open (object_in_use); they are empty already, and
+-- a DELETE finds nothing. Name dead_letter_states first when the service is running: the engine
+-- locks a state row before it reads dead_letters, so a TRUNCATE that takes dead_letters first and
+-- the state table in this trigger can deadlock with a claim.
 CREATE FUNCTION "tg_dead_letters__state_truncate"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  TRUNCATE dead_letter_states;
-  IF EXISTS (SELECT 1 FROM delivery_attempts) THEN
+  BEGIN
+    TRUNCATE dead_letter_states;
+  EXCEPTION WHEN object_in_use THEN
+    DELETE FROM dead_letter_states;
+  END;
+  BEGIN
+    TRUNCATE delivery_attempts;
+  EXCEPTION WHEN object_in_use THEN
     DELETE FROM delivery_attempts;
-  END IF;
+  END;
   RETURN NULL;
 END $$;
 CREATE TRIGGER "tg_dead_letters__state_truncate" AFTER TRUNCATE ON "dead_letters"
