@@ -44,13 +44,27 @@ export function useTestDatabase(): TestDatabase {
 }
 
 export async function truncateAll(handle: DbHandle): Promise<void> {
+  // A service running in the test locks dead_letters and dead_letter_states in both orders (a
+  // claim: state row, then the event; a purge or an insert: the event, then its state row by
+  // trigger), so a TRUNCATE of both can deadlock with it whichever it names first. PostgreSQL
+  // then aborts one of the two; when it is this one, it runs again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await truncateAllOnce(handle);
+      return;
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt === 5) throw error;
+    }
+  }
+}
+
+async function truncateAllOnce(handle: DbHandle): Promise<void> {
   await handle.pool.query(
     // One implicit transaction. It first takes the error-group folder's lock (the folder only
     // tries it, and skips), so a service running in the test cannot fold while the tables go: its
     // fold and these TRUNCATEs took their locks in different orders and deadlocked.
     // Error groups next, on their own: truncating dead_letters also truncates them (a trigger),
-    // which fails for tables the same TRUNCATE names. The state table comes before dead_letters:
-    // the retry loop locks a state row before it reads dead_letters, and the other order deadlocked.
+    // which fails for tables the same TRUNCATE names.
     `select pg_advisory_xact_lock(${ERROR_GROUP_FOLD_LOCK});
      truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
      truncate dead_letter_states, dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
