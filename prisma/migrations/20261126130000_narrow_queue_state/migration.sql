@@ -363,9 +363,9 @@ CREATE TRIGGER "tg_dead_letters__delete" AFTER DELETE ON "dead_letters"
 -- TRUNCATE dead_letters empties the state table and the attempts. When the same TRUNCATE names
 -- them (`TRUNCATE dead_letter_states, dead_letters, delivery_attempts`), PostgreSQL refuses a
 -- second TRUNCATE of a table the outer one holds open (object_in_use); they are empty already, and
--- a DELETE finds nothing. Name dead_letter_states first when the service is running: the engine
--- locks a state row before it reads dead_letters, so a TRUNCATE that takes dead_letters first and
--- the state table in this trigger can deadlock with a claim.
+-- a DELETE finds nothing. With the service running, a TRUNCATE can deadlock with it in either
+-- order (a claim locks a state row, then reads dead_letters; a purge or an insert writes
+-- dead_letters, then the state row): PostgreSQL aborts one side, and it can run again.
 CREATE FUNCTION "tg_dead_letters__state_truncate"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   BEGIN
