@@ -52,7 +52,7 @@ export async function truncateAll(handle: DbHandle): Promise<void> {
     // which fails for tables the same TRUNCATE names.
     `select pg_advisory_xact_lock(${ERROR_GROUP_FOLD_LOCK});
      truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
-     truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
+     truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms, transform_items restart identity;
      truncate rate_limit_windows;
      truncate alerts, alert_throttles, alert_rules restart identity;
      delete from retry_policies where event_type <> '*'`,
