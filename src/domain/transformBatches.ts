@@ -38,21 +38,25 @@ export interface TransformBatchResult {
   completed: boolean;
 }
 
-/** Runs the next batch of a transform this owner holds the lease on. */
-export function runTransformBatch(db: Db, p: { id: bigint; owner: string; leaseSeconds: number }): Promise<TransformBatchResult> {
+/**
+ * Runs the next batch of a transform this owner holds the lease on. `limit` is the batch size
+ * (default TRANSFORM_BATCH); bench:transform passes the whole selection for its one-transaction baseline.
+ */
+export function runTransformBatch(db: Db, p: { id: bigint; owner: string; leaseSeconds: number; limit?: number }): Promise<TransformBatchResult> {
+  const limit = p.limit ?? TRANSFORM_BATCH;
   return db.$transaction(async (tx) => {
     const held = await lockHeldTransform(tx, p);
     if (!held) return { held: false, phase: 'APPLY', scanned: 0, written: 0, completed: false };
     if (held.status === 'UNDOING') {
-      const r = await restoreTransformedPayloads(tx, { transformId: p.id, owner: p.owner, leaseSeconds: p.leaseSeconds, limit: TRANSFORM_BATCH, sample: SKIPPED_ID_SAMPLE });
+      const r = await restoreTransformedPayloads(tx, { transformId: p.id, owner: p.owner, leaseSeconds: p.leaseSeconds, limit, sample: SKIPPED_ID_SAMPLE });
       return { held: r.held, phase: 'UNDO', scanned: r.scanned, written: r.restored, completed: r.completed };
     }
-    return applyBatch(tx, held, p.leaseSeconds);
+    return applyBatch(tx, held, limit, p.leaseSeconds);
   }, { timeout: BATCH_TIMEOUT_MS });
 }
 
-async function applyBatch(tx: Prisma.TransactionClient, held: HeldTransform, leaseSeconds: number): Promise<TransformBatchResult> {
-  const targets = await selectTransformTargets(tx, { transformId: held.id, limit: TRANSFORM_BATCH });
+async function applyBatch(tx: Prisma.TransactionClient, held: HeldTransform, limit: number, leaseSeconds: number): Promise<TransformBatchResult> {
+  const targets = await selectTransformTargets(tx, { transformId: held.id, limit });
   const skippedIds: bigint[] = [];
   const candidates: { id: bigint; payloadText: string }[] = [];
   for (const t of targets) {
