@@ -4,7 +4,8 @@
 import { pino } from 'pino';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphQLServer } from '../src/api/server.ts';
-import { claimTransform } from '../src/db/sql/claimTransform.ts';
+import { ABANDONED_TRANSFORM_ERROR, claimTransform } from '../src/db/sql/claimTransform.ts';
+import { insertTransform } from '../src/db/sql/insertTransform.ts';
 import { runTransformBatch, TRANSFORM_BATCH } from '../src/domain/transformBatches.ts';
 import { nextTransformBatch, startRedriveRunner, type RedriveRunner } from '../src/workers/redriveRunner.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -139,5 +140,19 @@ describe('a transform larger than one batch', () => {
     } finally {
       await t.handle.pool.query('drop trigger if exists reject_late_tags on dead_letters; drop function reject_late_tags()');
     }
+  });
+
+  it('is FAILED, having changed nothing, when the request recording its events died', async () => {
+    await seed(3);
+    const id = await insertTransform(t.db, {
+      kind: 'MERGE_PATCH', patchJson: '{"a": 1}', filterJson: '{}', requeue: false, skipFailing: false, reason: null, actor: 'ops', matched: 3,
+      owner: 'api-dead', leaseSeconds: 30,
+    });
+    expect(await claimTransform(t.db, { owner: 'runner', leaseSeconds: 30 })).toBeNull();
+    expect((await t.db.transform.findUniqueOrThrow({ where: { id } })).status).toBe('PREPARING');
+    await t.handle.pool.query(`update transforms set lease_expires_at = now() - interval '1 second'`);
+    expect(await claimTransform(t.db, { owner: 'runner', leaseSeconds: 30 })).toBeNull();
+    expect(await t.db.transform.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'FAILED', error: ABANDONED_TRANSFORM_ERROR, leaseOwner: null, processed: 0 });
+    expect(await sql(`select count(*)::int as n from dead_letters where payload ? 'a'`)).toEqual([{ n: 0 }]);
   });
 });

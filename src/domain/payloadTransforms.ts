@@ -5,17 +5,19 @@
 // applyTransform first runs a validation pass over the whole selection, read-only and in batches of
 // TRANSFORM_BATCH (no transaction held across them): if the patch fails on any event (unless
 // skipFailing) or any result would break the payload CHECKs (always), it refuses with the failures
-// by reason, as preview reports them, and writes nothing. Otherwise it records the transform as
-// RUNNING with its exact targets (ids + md5 of each payload, one statement), and the redrive runner
+// by reason, as preview reports them, and writes nothing. Otherwise it records the transform
+// (PREPARING) with its exact targets — every validated id with the md5 of the payload::text it
+// validated, kept compactly in memory (24 bytes an event) and written in chunks of
+// RECORD_CHUNK, each one short statement — then moves it to RUNNING, and the redrive runner
 // applies it in batches, each one short transaction (src/domain/transformBatches.ts). A transform
 // of at most one batch is run by the request itself, so it is APPLIED when the mutation returns;
 // a larger one returns RUNNING and its progress is on the row. undoTransform moves it to UNDOING
 // the same way. PROCESSING events are never selected, and skipped when they are at their batch.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../db/createDb.ts';
 import { countDeadLetterTargets } from '../db/sql/countDeadLetterTargets.ts';
 import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
-import { insertTransform } from '../db/sql/insertTransform.ts';
+import { insertTransform, insertTransformItems, startPreparedTransform } from '../db/sql/insertTransform.ts';
 import type { Queryable } from '../db/sql/queryable.ts';
 import { selectTransformBatch, type TransformCandidate } from '../db/sql/selectTransformBatch.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
@@ -32,14 +34,17 @@ export { TRANSFORM_BATCH } from './transformBatches.ts';
 
 /**
  * The most events one transform may select. Batches make any size safe for the live feed; what
- * grows with the selection is the mutation itself (the validation pass reads every payload: ~10 s
- * per 100,000 ~1 KB events on the 2-core CI machine) and the one statement that records the
- * targets (docs/benchmarks.md, Session 14). Past a million, narrow the filter (by createdAt).
+ * grows with the selection is the mutation itself: the validation pass reads every payload (about a
+ * preview's time: ~0.8 s per 10,000 ~1 KB events on the 2-core CI machine, docs/benchmarks.md
+ * Session 14) and keeps 24 bytes per target until they are recorded (24 MB at the cap). Past a
+ * million, narrow the filter (by createdAt).
  */
 export const MAX_TRANSFORM_EVENTS = 1_000_000;
 export const MAX_PREVIEW_SAMPLE = 50;
 /** The lease the API request takes to run a one-batch transform itself (the runner's default too). */
 export const TRANSFORM_LEASE_SECONDS = 30;
+/** Targets written per statement while a transform is recorded. */
+const RECORD_CHUNK = 5_000;
 /** How long a preview's snapshot may stay open. */
 const PREVIEW_TIMEOUT_MS = 600_000;
 
@@ -120,17 +125,14 @@ export async function applyTransform(db: Db, actor: string, o: ApplyTransformOpt
   const where = selectionWhere(o.filter);
   await refuseOversized(db, where);
   const tally = newTally();
-  let maxId = 0n;
+  const targets: { ids: BigInt64Array; md5s: Buffer }[] = [];
   await scan(db, where, async (batch) => {
     await patchBatch(db, o.patch, batch, tally);
-    maxId = batch[batch.length - 1]!.id;
+    targets.push(targetsOf(batch));
   });
   if (tally.limitFailed > 0 || (tally.failed > 0 && !o.skipFailing)) throw new TransformNotApplicableError(tally.failed, failureList(tally));
-  const owner = tally.matched <= TRANSFORM_BATCH ? `api-${randomUUID()}` : null;
-  const { id } = await insertTransform(db, {
-    where,
-    allowed: TRANSFORMABLE,
-    maxId,
+  const owner = `api-${randomUUID()}`;
+  const id = await insertTransform(db, {
     kind: o.patch.kind,
     patchJson: JSON.stringify(o.patch.kind === 'JSON_PATCH' ? o.patch.operations : o.patch.document),
     filterJson: JSON.stringify(o.filter, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
@@ -138,12 +140,45 @@ export async function applyTransform(db: Db, actor: string, o: ApplyTransformOpt
     skipFailing: o.skipFailing,
     reason,
     actor,
-    leaseOwner: owner,
+    matched: tally.matched,
+    owner,
     leaseSeconds: TRANSFORM_LEASE_SECONDS,
   });
-  if (owner) await runFirstBatch(db, id, owner);
+  await recordTargets(db, id, owner, targets);
+  const runsFirstBatch = tally.matched <= TRANSFORM_BATCH;
+  if (!(await startPreparedTransform(db, { transformId: id, owner, keepLease: runsFirstBatch }))) throw abandoned(id);
+  if (runsFirstBatch) await runFirstBatch(db, id, owner);
   return id;
 }
+
+/** Ids and md5(payload::text) of a validated batch: PostgreSQL's md5 of text is of its UTF-8 bytes, as here. */
+function targetsOf(batch: TransformCandidate[]): { ids: BigInt64Array; md5s: Buffer } {
+  const md5s = Buffer.alloc(batch.length * 16);
+  batch.forEach((c, i) => createHash('md5').update(c.payloadText, 'utf8').digest().copy(md5s, i * 16));
+  return { ids: BigInt64Array.from(batch, (c) => c.id), md5s };
+}
+
+async function recordTargets(db: Db, transformId: bigint, owner: string, targets: { ids: BigInt64Array; md5s: Buffer }[]): Promise<void> {
+  let ids: bigint[] = [];
+  let md5s: string[] = [];
+  const flush = async () => {
+    if (ids.length === 0) return;
+    if (!(await insertTransformItems(db, { transformId, owner, leaseSeconds: TRANSFORM_LEASE_SECONDS, ids, md5s }))) throw abandoned(transformId);
+    ids = [];
+    md5s = [];
+  };
+  for (const chunk of targets) {
+    chunk.ids.forEach((id, i) => {
+      ids.push(id);
+      md5s.push(chunk.md5s.toString('hex', i * 16, i * 16 + 16));
+    });
+    if (ids.length >= RECORD_CHUNK) await flush();
+  }
+  await flush();
+}
+
+// Only when recording took longer than the lease (the runner then marks the transform FAILED).
+const abandoned = (id: bigint) => new Error(`transform ${id}: recording its targets took longer than its ${TRANSFORM_LEASE_SECONDS} s lease; it was marked FAILED and changed nothing`);
 
 /**
  * Starts undoing a transform: every payload it changed is restored (the same jsonb), except those

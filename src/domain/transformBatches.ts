@@ -1,10 +1,10 @@
 // One batch of a RUNNING or UNDOING payload transform, run by the redrive runner
 // (src/workers/redriveRunner.ts) under its lease, or by the API request itself for a transform of
-// one batch. States: RUNNING → APPLIED | FAILED; RUNNING | APPLIED | FAILED → UNDOING → UNDONE |
-// FAILED (migration 20261126120000_transform_batches).
+// one batch. States: PREPARING → RUNNING → APPLIED | FAILED; RUNNING | APPLIED | FAILED → UNDOING →
+// UNDONE | FAILED (migration 20261126120000_transform_batches).
 //
 // An apply batch is one short transaction: lock the transform (held check), lock its next
-// TRANSFORM_BATCH targets, skip those deleted, PROCESSING or edited since the transform was recorded
+// TRANSFORM_BATCH targets, skip those deleted, PROCESSING or edited since the validation read them
 // (md5 of payload::text), patch the rest, check the results against the payload CHECKs, write
 // payloads + history (+ requeue), delete the handled items and add the counts. So a batch either
 // happened whole or not at all, and after a crash the items left are exactly the work left: no
@@ -60,7 +60,7 @@ async function applyBatch(tx: Prisma.TransactionClient, held: HeldTransform, lim
   const skippedIds: bigint[] = [];
   const candidates: { id: bigint; payloadText: string }[] = [];
   for (const t of targets) {
-    if (t.current === null || t.current.status === 'PROCESSING' || !t.current.isUnchangedSinceRecorded) skippedIds.push(t.id);
+    if (t.current === null || t.current.status === 'PROCESSING' || !t.current.isUnchangedSinceValidated) skippedIds.push(t.id);
     else candidates.push({ id: t.id, payloadText: t.current.payloadText });
   }
   const tally = newTally();

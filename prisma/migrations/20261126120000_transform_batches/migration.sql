@@ -3,8 +3,10 @@
 -- holding the live feed's horizon for seconds. Now:
 --
 -- * applyTransform checks the patch on the whole selection first (read-only, batch by batch), then
---   records the transform as RUNNING with its exact targets in "transform_items": every member's id
---   and the md5 of its payload::text as it was then. The redrive runner (src/workers/redriveRunner.ts)
+--   records the transform (PREPARING) with its exact targets in "transform_items": every member's id
+--   and the md5 of the payload::text it validated, written in chunks, and moves it to RUNNING. (A
+--   request that dies while recording leaves it PREPARING; once its lease lapses the runner marks it
+--   FAILED: nothing was changed.) The redrive runner (src/workers/redriveRunner.ts)
 --   claims RUNNING transforms by lease, as it claims redrives, and applies them 500 items per
 --   transaction: each batch locks its members, skips those whose payload no longer has that md5
 --   (edited since), writes payloads + PAYLOAD_TRANSFORMED history, deletes its items and adds to the
@@ -15,9 +17,10 @@
 -- * FAILED: batches kept failing for a reason other than database trouble ("error" says why). A
 --   FAILED transform can be undone (that restores whatever it applied).
 --
--- RUNNING → APPLIED | FAILED; RUNNING | APPLIED | FAILED → UNDOING → UNDONE | FAILED.
+-- PREPARING → RUNNING | FAILED; RUNNING → APPLIED | FAILED; RUNNING | APPLIED | FAILED → UNDOING → UNDONE | FAILED.
 -- ADD VALUE runs inside the migration's transaction (PostgreSQL 12+); nothing below uses the new
 -- values (a new enum value cannot be used before its transaction commits).
+ALTER TYPE "TransformStatus" ADD VALUE 'PREPARING' BEFORE 'APPLIED';
 ALTER TYPE "TransformStatus" ADD VALUE 'RUNNING' BEFORE 'APPLIED';
 ALTER TYPE "TransformStatus" ADD VALUE 'UNDOING' BEFORE 'UNDONE';
 ALTER TYPE "TransformStatus" ADD VALUE 'FAILED';
@@ -47,9 +50,9 @@ ALTER TABLE "transforms"
 
 CREATE INDEX "transforms_status_idx" ON "transforms"("status");
 
--- The members a RUNNING transform has still to patch, with the md5 of their payload::text when the
--- transform was recorded (16 bytes, as uuid): a member whose payload differs at its batch was edited since and is
--- skipped, never overwritten. No foreign key to dead_letters: a member may be deleted meanwhile.
+-- The members a RUNNING transform has still to patch, with the md5 of the payload::text its
+-- validation read (16 bytes, as uuid): a member whose payload differs at its batch was edited since
+-- and is skipped, never overwritten. No foreign key to dead_letters: a member may be deleted meanwhile.
 CREATE TABLE "transform_items" (
     "transform_id" BIGINT NOT NULL,
     "dead_letter_id" BIGINT NOT NULL,

@@ -29,8 +29,8 @@ const MAX_TRANSFORMS_LISTED = 100;
 
 const TransformStatusEnum = builder.enumType(TransformStatus, {
   name: 'TransformStatus',
-  description: 'RUNNING → APPLIED (the runner applies it in batches); RUNNING | APPLIED | FAILED → UNDOING → UNDONE (once); ' +
-    'RUNNING | UNDOING → FAILED when 5 batches in a row fail for a reason other than database trouble (see `error`; a FAILED transform can be undone).',
+  description: 'PREPARING (its events are being recorded) → RUNNING → APPLIED (the runner applies it in batches); RUNNING | APPLIED | FAILED → UNDOING → UNDONE (once); ' +
+    'PREPARING → FAILED when the request recording it died; RUNNING | UNDOING → FAILED when 5 batches in a row fail for a reason other than database trouble (see `error`; a FAILED transform can be undone).',
 });
 const PatchKindEnum = builder.enumType(PatchKind, { name: 'PatchKind', description: 'JSON_PATCH is RFC 6902; MERGE_PATCH is RFC 7396.' });
 
@@ -99,14 +99,14 @@ builder.prismaObject('Transform', {
     createdBy: t.exposeString('createdBy'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     appliedAt: t.expose('appliedAt', { type: 'DateTime', nullable: true, description: 'When its last batch committed (null until APPLIED).' }),
-    matched: t.exposeInt('matched', { description: 'Its targets: the events the filter selected when it was recorded. matched = processed when it is APPLIED.' }),
+    matched: t.exposeInt('matched', { description: 'Its targets: the events the filter selected when the validation read them. matched = processed when it is APPLIED.' }),
     processed: t.exposeInt('processed', { description: 'Targets handled so far: changed + unchanged + failed + skipped.' }),
     progress: t.float({ description: 'processed / matched, from 0 to 1.', resolve: (x) => (x.matched === 0 ? 1 : x.processed / x.matched) }),
     changed: t.exposeInt('changed'),
     unchanged: t.exposeInt('unchanged'),
-    failed: t.exposeInt('failed', { description: 'Events left as they were because the patch did not apply at their batch (skipFailing, or changed before the transform was recorded).' }),
+    failed: t.exposeInt('failed', { description: 'Events left as they were because the patch did not apply to them (skipFailing only; otherwise nothing is applied).' }),
     failures: t.field({ type: [TransformFailureRef], description: 'Failed events by reason, most frequent first.', resolve: (x) => parseFailures(x.failures) }),
-    skipped: t.exposeInt('skipped', { description: 'Targets left alone at their batch: edited since the transform was recorded, PROCESSING, or deleted.' }),
+    skipped: t.exposeInt('skipped', { description: 'Targets left alone at their batch: their payload changed since the validation read it, they were PROCESSING, or deleted.' }),
     skippedIds: t.idList({ description: `The first ${SKIPPED_ID_SAMPLE} skipped events.`, resolve: (x) => x.skippedIds.map(String) }),
     error: t.exposeString('error', { nullable: true, description: 'Why it is FAILED.' }),
     undoneAt: t.expose('undoneAt', { type: 'DateTime', nullable: true }),
@@ -209,7 +209,7 @@ builder.mutationFields((t) => ({
     description:
       'Checks the patch on every selected event (all or nothing by default: any failure changes nothing and is reported), then records the transform and applies it in batches, ' +
       `resumably. One of at most ${TRANSFORM_BATCH} events is APPLIED when this returns; a larger one is RUNNING: follow processed / matched on transform(id). ` +
-      'Each changed event gets a PAYLOAD_TRANSFORMED history entry; events edited after the transform was recorded are skipped and reported.',
+      'Each changed event gets a PAYLOAD_TRANSFORMED history entry; events edited after the validation read them are skipped and reported, never overwritten.',
     args: { input: t.arg({ type: ApplyTransformInput, required: true }) },
     errors: { types: [ValidationError, TransformNotApplicableError], directResult: true },
     resolve: async (query, _root, { input }, ctx) => {

@@ -1,12 +1,7 @@
 import type { Db } from '../createDb.ts';
-import type { Prisma } from '../../generated/prisma/client.ts';
-import type { DeadLetterStatus, PatchKind } from '../../generated/prisma/enums.ts';
+import type { PatchKind } from '../../generated/prisma/enums.ts';
 
 export interface InsertTransformParams {
-  where: Prisma.Sql;
-  allowed: DeadLetterStatus[];
-  /** Only events up to this id (the last one the validation pass saw). */
-  maxId: bigint;
   kind: PatchKind;
   patchJson: string;
   filterJson: string;
@@ -14,30 +9,56 @@ export interface InsertTransformParams {
   skipFailing: boolean;
   reason: string | null;
   actor: string;
-  /** Who runs the first batch (the API request, for a transform of one batch); null: the runner. */
-  leaseOwner: string | null;
+  /** How many targets it will have. */
+  matched: number;
+  /** The request recording it: its lease keeps the runner from declaring it abandoned. */
+  owner: string;
   leaseSeconds: number;
 }
 
+/** Records a PREPARING transform, leased to the request that now writes its targets. */
+export async function insertTransform(db: Db, p: InsertTransformParams): Promise<bigint> {
+  const [row] = await db.$queryRaw<{ id: bigint }[]>`
+    insert into transforms (status, kind, patch, filter, requeue, skip_failing, reason, created_by, matched, lease_owner, lease_expires_at)
+    values ('PREPARING', ${p.kind}::"PatchKind", ${p.patchJson}::jsonb, ${p.filterJson}::jsonb, ${p.requeue}::boolean,
+            ${p.skipFailing}::boolean, ${p.reason}::text, ${p.actor}::text, ${p.matched}::int,
+            ${p.owner}::text, now() + ${p.leaseSeconds}::int * interval '1 second')
+    returning id`;
+  return row!.id;
+}
+
 /**
- * Records a RUNNING transform and its exact targets in one statement: every selected event up to
- * `maxId` with the md5 of its payload::text now, so a batch can tell an event edited since.
- * `matched` is the number of targets, from the same snapshot as the items.
+ * Adds targets to a PREPARING transform this owner holds (id + md5 of the payload::text that was
+ * validated, as 32 hex digits) and renews the lease, in one statement. Returns false when the
+ * transform is no longer PREPARING under this owner (the runner declared it abandoned).
  */
-export async function insertTransform(db: Db, p: InsertTransformParams): Promise<{ id: bigint; matched: number }> {
-  const [row] = await db.$queryRaw<{ id: bigint; matched: number }[]>`
-    with selected as materialized (
-      select d.id, md5(d.payload::text)::uuid as payload_md5 from dead_letters d
-       where (${p.where}) and d.status::text = any(${p.allowed}::text[]) and d.id <= ${p.maxId.toString()}::bigint),
-    transform as (
-      insert into transforms (status, kind, patch, filter, requeue, skip_failing, reason, created_by, matched, lease_owner, lease_expires_at)
-      values ('RUNNING', ${p.kind}::"PatchKind", ${p.patchJson}::jsonb, ${p.filterJson}::jsonb, ${p.requeue}::boolean,
-              ${p.skipFailing}::boolean, ${p.reason}::text, ${p.actor}::text, (select count(*) from selected),
-              ${p.leaseOwner}::text, case when ${p.leaseOwner}::text is null then null else now() + ${p.leaseSeconds}::int * interval '1 second' end)
-      returning id, matched),
+export async function insertTransformItems(db: Db, p: { transformId: bigint; owner: string; leaseSeconds: number; ids: bigint[]; md5s: string[] }): Promise<boolean> {
+  const [row] = await db.$queryRaw<{ held: boolean }[]>`
+    with t as (
+      update transforms set lease_expires_at = now() + ${p.leaseSeconds}::int * interval '1 second'
+       where id = ${p.transformId.toString()}::bigint and status = 'PREPARING' and lease_owner = ${p.owner}::text
+      returning id),
     items as (
       insert into transform_items (transform_id, dead_letter_id, payload_md5)
-      select t.id, s.id, s.payload_md5 from transform t, selected s)
-    select id, matched from transform`;
-  return row!;
+      select t.id, e.id, e.md5::uuid from t, unnest(${p.ids.map(String)}::bigint[], ${p.md5s}::text[]) as e(id, md5))
+    select exists (select 1 from t) as held`;
+  return row!.held;
+}
+
+/**
+ * PREPARING → RUNNING once every target is recorded; with `keepLease` the lease stays (the
+ * request runs the first batch itself) or is dropped for the runner's next poll.
+ */
+export async function startPreparedTransform(db: Db, p: { transformId: bigint; owner: string; keepLease: boolean }): Promise<boolean> {
+  const [row] = await db.$queryRaw<{ n: number }[]>`
+    with started as (
+      update transforms
+         set status = 'RUNNING',
+             lease_owner = case when ${p.keepLease}::boolean then lease_owner end,
+             lease_expires_at = case when ${p.keepLease}::boolean then lease_expires_at end,
+             updated_at = now()
+       where id = ${p.transformId.toString()}::bigint and status = 'PREPARING' and lease_owner = ${p.owner}::text
+      returning id)
+    select count(*)::int as n from started`;
+  return row!.n === 1;
 }

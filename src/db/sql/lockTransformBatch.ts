@@ -15,8 +15,8 @@ export interface HeldTransform {
 
 export interface TransformTarget {
   id: bigint;
-  /** Null when the event was deleted since the transform was recorded. */
-  current: { status: DeadLetterStatus; payloadText: string; isUnchangedSinceRecorded: boolean } | null;
+  /** Null when the event was deleted since it was validated. */
+  current: { status: DeadLetterStatus; payloadText: string; isUnchangedSinceValidated: boolean } | null;
 }
 
 /**
@@ -57,6 +57,6 @@ export async function selectTransformTargets(db: Queryable, p: { transformId: bi
      order by i.dead_letter_id`;
   return rows.map((r) => ({
     id: r.id,
-    current: r.payload_text === null ? null : { status: r.status!, payloadText: r.payload_text, isUnchangedSinceRecorded: r.same === true },
+    current: r.payload_text === null ? null : { status: r.status!, payloadText: r.payload_text, isUnchangedSinceValidated: r.same === true },
   }));
 }

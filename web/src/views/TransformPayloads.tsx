@@ -156,7 +156,7 @@ export default function TransformPayloads({ filter, onClose }: { filter: DeadLet
   if (applied) {
     const t = applied;
     const undoing = t.status === 'UNDOING' || t.status === 'UNDONE';
-    const skipped = t.skipped ? ` ${fmt(t.skipped)} skipped because they were edited, being delivered or deleted after it was recorded (${t.skippedIds.join(', ')}).` : '';
+    const skipped = t.skipped ? ` ${fmt(t.skipped)} skipped because they were edited, being delivered or deleted after it was checked (${t.skippedIds.join(', ')}).` : '';
     const kept = t.keptEdited ? ` ${fmt(t.keptEdited)} left as they are because they were edited since (${t.keptEditedIds.join(', ')}).` : '';
     const gone = t.keptMissing ? ` ${fmt(t.keptMissing)} were deleted since.` : '';
     return (
