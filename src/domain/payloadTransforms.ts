@@ -115,7 +115,7 @@ export interface ApplyTransformOptions extends TransformRequest {
 }
 
 /**
- * Validates the patch on every selected event, then records the transform (RUNNING) for the runner
+ * Validates the patch on every selected event, then records the transform (PREPARING → RUNNING) for the runner
  * to apply in batches; one of at most TRANSFORM_BATCH events is applied before this returns.
  * Throws TransformNotApplicableError (nothing written) when the patch fails on any event and
  * `skipFailing` is off, or when any result would break the payload CHECKs (always).
