@@ -28,10 +28,14 @@ export async function restoreTransformedPayloads(
       select id, undo_last_id, undone_by, undo_reason from transforms
        where id = ${p.transformId.toString()}::bigint and status = 'UNDOING' and lease_owner = ${p.owner}::text
          for update),
+    -- The bound is a scalar subquery and the transform id a value, so both are index conditions on
+    -- dead_letter_actions_transform_idx: a join with x instead let the planner walk every action
+    -- in dead_letter_id order and filter, so each batch read everything before it.
     items as materialized (
       select a.dead_letter_id as id, a.before -> 'payload' as before_payload, a.after -> 'payload' as after_payload
-        from dead_letter_actions a join x on a.transform_id = x.id
-       where a.action = 'PAYLOAD_TRANSFORMED' and a.dead_letter_id > x.undo_last_id
+        from dead_letter_actions a
+       where a.transform_id = ${p.transformId.toString()}::bigint and a.action = 'PAYLOAD_TRANSFORMED'
+         and a.dead_letter_id > (select undo_last_id from x)
        order by a.dead_letter_id limit ${p.limit}::int),
     restored as (
       update dead_letters d set payload = i.before_payload
@@ -46,9 +50,9 @@ export async function restoreTransformedPayloads(
              x.id
         from restored r, x),
     remaining as (
-      select exists (select 1 from dead_letter_actions a, x
-                      where a.transform_id = x.id and a.action = 'PAYLOAD_TRANSFORMED'
-                        and a.dead_letter_id > coalesce((select max(id) from items), x.undo_last_id)) as any_left),
+      select exists (select 1 from dead_letter_actions a
+                      where a.transform_id = ${p.transformId.toString()}::bigint and a.action = 'PAYLOAD_TRANSFORMED'
+                        and a.dead_letter_id > coalesce((select max(id) from items), (select undo_last_id from x))) as any_left),
     kept as (
       select i.id, exists (select 1 from dead_letters d where d.id = i.id) as present
         from items i where i.id not in (select id from restored)),
