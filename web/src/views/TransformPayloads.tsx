@@ -169,7 +169,7 @@ export default function TransformPayloads({ filter, onClose }: { filter: DeadLet
         ) : (
           <p role="status">Transform {t.id} applied: {fmt(t.changed)} payloads changed.{skipped} Each event’s history records it.</p>
         )}
-        {t.failed ? <p className="error-note">{fmt(t.failed)} left as they were because the patch no longer applied to them.</p> : null}
+        {t.failed ? <p className="error-note">{fmt(t.failed)} left as they were: the patch does not apply to them.</p> : null}
         {t.status === 'FAILED' ? <p role="alert" className="error-note">Transform {t.id} failed: {t.error}. Undo it to restore what it changed.</p> : null}
         {t.status === 'UNDOING' ? (
           <p role="status" data-testid="transform-undo-progress">
