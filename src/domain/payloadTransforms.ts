@@ -20,6 +20,7 @@ import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterW
 import { insertTransform, insertTransformItems, startPreparedTransform } from '../db/sql/insertTransform.ts';
 import type { Queryable } from '../db/sql/queryable.ts';
 import { selectTransformBatch, type TransformCandidate } from '../db/sql/selectTransformBatch.ts';
+import { startTransformUndo } from '../db/sql/startTransformUndo.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import type { DeadLetterStatus } from '../generated/prisma/enums.ts';
 import { ConflictError, DomainError, ValidationError } from './errors.ts';
@@ -190,19 +191,10 @@ const abandoned = (id: bigint) => new Error(`transform ${id}: recording its targ
 export async function undoTransform(db: Db, actor: string, o: { id: bigint; reason: string | null }): Promise<bigint> {
   const reason = optionalReason(o.reason);
   const owner = `api-${randomUUID()}`;
-  // The update waits for a batch in flight (it holds the row lock), so the history the undo reads is
-  // complete; two concurrent undos of one transform run one after the other and the second conflicts.
-  const claimed = await db.transform.updateMany({
-    where: { id: o.id, status: { in: ['RUNNING', 'APPLIED', 'FAILED'] } },
-    data: { status: 'UNDOING', undoneBy: actor, undoReason: reason, error: null, leaseOwner: owner, leaseExpiresAt: new Date(Date.now() + TRANSFORM_LEASE_SECONDS * 1000) },
-  });
-  if (claimed.count === 0) {
-    const existing = await db.transform.findUnique({ where: { id: o.id }, select: { status: true } });
-    if (!existing) throw new TransformNotFoundError(o.id);
-    throw new ConflictError([o.id], `transform ${o.id} ${existing.status === 'UNDOING' ? 'is being undone' : 'was already undone'}`);
-  }
-  const { changed } = await db.transform.findUniqueOrThrow({ where: { id: o.id }, select: { changed: true } });
-  if (changed <= TRANSFORM_BATCH) await runFirstBatch(db, o.id, owner);
+  const undo = await startTransformUndo(db, { id: o.id, actor, reason, owner, leaseSeconds: TRANSFORM_LEASE_SECONDS });
+  if (undo.status === null) throw new TransformNotFoundError(o.id);
+  if (!undo.started) throw new ConflictError([o.id], `transform ${o.id} ${undo.status === 'UNDOING' ? 'is being undone' : undo.status === 'PREPARING' ? 'is still being recorded' : 'was already undone'}`);
+  if (undo.changed <= TRANSFORM_BATCH) await runFirstBatch(db, o.id, owner);
   else await releaseTransformLease(db, o.id, owner);
   return o.id;
 }
