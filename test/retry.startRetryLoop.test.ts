@@ -4,7 +4,8 @@ import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters
 import type { Deliver } from '../src/workers/retry/delivery.ts';
 import { createRetryMetrics } from '../src/workers/retry/metrics.ts';
 import { createSlots } from '../src/workers/retry/slots.ts';
-import { RETENTION_BATCH, startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/workers/retry/startRetryLoop.ts';
+import { RETENTION_BATCH } from '../src/workers/retention.ts';
+import { startRetryLoop, type RetryLoop, type RetryLoopDeps } from '../src/workers/retry/startRetryLoop.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { attemptsOf, setPolicy, silentLogger, statusOf } from './helpers/retry.ts';

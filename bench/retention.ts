@@ -1,0 +1,290 @@
+// npm run bench:retention — what a retention pass costs the ingest and the claims running beside it
+// (issue 20 item 6): the product's batched DELETE pass against dropping weekly partitions, in one run.
+//
+// Seed: BENCH_ROWS finished events (80% SUCCEEDED, 10% RESOLVED, 10% DISCARDED, the read bench's
+// shapes) bulk-loaded (bench/bulkLoadDeadLetters.ts) as if created 60-90 days ago and finished a
+// minute later, each with one SUCCEEDED delivery attempt; plus UNRESOLVED old PENDING/EXHAUSTED
+// events through the triggers, which must survive every phase. The retention age is 30 days, so
+// every finished event is due for deletion.
+// The partitioned copy (phases C0, C; raw SQL here, not product code): retain_weeks, partitioned by
+// list of status into open (PENDING, PROCESSING, EXHAUSTED) and finished, the finished part by range
+// of resolved_at, one partition a week; the same columns, defaults and indexes as dead_letters (the
+// dedupe_key index not unique: PostgreSQL cannot have it so), the same rows. No triggers.
+//
+// Phases, each BENCH_SECONDS under the same load (bench/retentionLoad.ts: paced single-row INSERTs,
+// SKIP LOCKED claims of what was ingested and their completions; lock waits sampled every 20 ms):
+//  A   dead_letters, no retention: the baseline.
+//  B   dead_letters while retention runs as the service runs it (startPeriodic → runRetentionPass).
+//  C0  retain_weeks, no retention: the baseline for C.
+//  C   retain_weeks while every finished week older than the retention age is detached
+//      (DETACH PARTITION … CONCURRENTLY), its rollup counts subtracted (one GROUP BY into a scratch
+//      ledger: what DETACH cannot do through triggers) and dropped, in the transaction of the drop.
+// Reported per phase: ingest p50/p99, claim p99, the longest lock wait of a load statement, rows
+// removed and per second, WAL written (cluster-wide: other databases' writes count too), and after
+// the phase the table's size and dead tuples.
+// Env: BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped), BENCH_ROWS
+// (20,000), BENCH_SECONDS (10), BENCH_RATE (inserts/s, 200), BENCH_INGEST_CONNECTIONS (2),
+// BENCH_PHASES (A,B,C0,C), BENCH_KEEP_DB=1 keeps the scratch database (its name is printed), and
+// BENCH_REUSE_DB=<name> runs the phases on a kept one instead of seeding (what earlier phases removed stays removed).
+import pg from 'pg';
+import { pino } from 'pino';
+import { createDb } from '../src/db/createDb.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { startPeriodic } from '../src/workers/periodic.ts';
+import { runRetentionPass } from '../src/workers/retention.ts';
+import { createDatabase, dropDatabase, randomDatabaseName, withDatabase } from '../test/helpers/databases.ts';
+import { bulkLoadDeadLetters } from './bulkLoadDeadLetters.ts';
+import { RETENTION_APP, runLoad, sampleLocks, type LoadResult, type LockSamples } from './retentionLoad.ts';
+
+const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const ROWS = Number(process.env.BENCH_ROWS ?? 20_000);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const RATE = Number(process.env.BENCH_RATE ?? 200);
+const CONNECTIONS = Number(process.env.BENCH_INGEST_CONNECTIONS ?? 2);
+const PHASES = (process.env.BENCH_PHASES ?? 'A,B,C0,C').split(',');
+const DAY_MS = 86_400_000;
+const RETENTION_MS = 30 * DAY_MS;
+const UNRESOLVED = 100;
+const logger = pino({ level: 'warn' });
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+interface Removal { rows: number; seconds: number; steps: string[] }
+interface PhaseResult {
+  label: string; table: string; load: LoadResult; locks: LockSamples; removal: Removal | null; walMb: number;
+  after: { heap: string; indexes: string; deadTuples: number; tombstones: string };
+}
+
+const percentile = (values: number[], p: number) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]! : NaN;
+};
+const since = (t: number) => (performance.now() - t) / 1000;
+const walLsn = async (pool: pg.Pool) => (await pool.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
+
+/** One SUCCEEDED attempt per finished event (the cascade a purge pays) and the old unresolved events. */
+async function seedAroundHistory(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    // No trigger on delivery_attempts builds state (stamp: the columns' defaults; notify: a hint).
+    await client.query('set session_replication_role = replica');
+    await client.query(`insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, finished_at, duration_ms, outcome)
+                        select id, attempts, 'seed', resolved_at, resolved_at, 12, 'SUCCEEDED' from dead_letters`);
+    await client.query('set session_replication_role = origin');
+    await client.query(`insert into dead_letters (event_type, status, next_attempt_at, created_at, error_message)
+                        select 'bench.unresolved', s.status::"DeadLetterStatus", case when s.status = 'PENDING' then now() + interval '1 year' end,
+                               now() - interval '90 days', 'HTTP 503 from inventory-service'
+                          from generate_series(1, $1::int) g, lateral (select case when g % 2 = 0 then 'PENDING' else 'EXHAUSTED' end as status) s`, [UNRESOLVED]);
+    await client.query('vacuum analyze delivery_attempts');
+  } finally {
+    await client.end();
+  }
+}
+
+/** retain_weeks: the same rows, partitioned by status class, the finished ones by week of resolved_at. */
+async function buildPartitionedCopy(url: string): Promise<void> {
+  const clients = await Promise.all([0, 1].map(async () => {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    await c.query(`set maintenance_work_mem = '512MB'`);
+    await c.query('set synchronous_commit = off');
+    return c;
+  }));
+  const [a, b] = clients as [pg.Client, pg.Client];
+  try {
+    await a.query(`create table retain_weeks (like dead_letters including defaults including generated) partition by list (status)`);
+    await a.query(`create table retain_weeks_open partition of retain_weeks for values in ('PENDING', 'PROCESSING', 'EXHAUSTED')`);
+    await a.query(`create table retain_weeks_finished partition of retain_weeks for values in ('SUCCEEDED', 'RESOLVED', 'DISCARDED')
+                   partition by range (resolved_at)`);
+    const { rows: weeks } = await a.query<{ name: string; lo: string; hi: string }>(`
+      select 'retain_weeks_' || to_char(w, 'YYYYMMDD') as name, w::text as lo, (w + interval '1 week')::text as hi
+        from generate_series(date_trunc('week', (select min(resolved_at) from dead_letters)), date_trunc('week', now()) + interval '1 week',
+                             interval '1 week') w`);
+    for (const w of weeks) await a.query(`create table ${w.name} partition of retain_weeks_finished for values from ('${w.lo}') to ('${w.hi}')`);
+    const { rows: cols } = await a.query<{ name: string }>(`
+      select quote_ident(column_name) as name from information_schema.columns
+       where table_name = 'dead_letters' and is_generated = 'NEVER' order by ordinal_position`);
+    const list = cols.map((c) => c.name).join(', ');
+    const { rows: [range] } = await a.query<{ max: string }>('select coalesce(max(id), 0)::text as max from dead_letters');
+    const half = Math.ceil(Number(range!.max) / 2);
+    await Promise.all([a.query(`insert into retain_weeks (${list}) select ${list} from dead_letters where id <= $1`, [half]),
+      b.query(`insert into retain_weeks (${list}) select ${list} from dead_letters where id > $1`, [half])]);
+    log(`retain_weeks: rows copied`);
+    const { rows: defs } = await a.query<{ def: string }>(`
+      select pg_get_indexdef(i.indexrelid) as def from pg_index i
+       where i.indrelid = 'dead_letters'::regclass and not i.indisprimary order by pg_relation_size(i.indexrelid) desc`);
+    const statements = [...defs.map((d) => d.def.replace(/^CREATE (UNIQUE )?INDEX (\S+) ON public\.dead_letters /, 'CREATE INDEX retain_weeks_$2 ON retain_weeks ')),
+      'CREATE INDEX retain_weeks_id_idx ON retain_weeks (id)'];
+    let next = 0;
+    await Promise.all(clients.map(async (c) => {
+      while (next < statements.length) await c.query(statements[next++]!);
+    }));
+    await a.query('vacuum analyze retain_weeks');
+    // The ledger a drop subtracts the partition's counts from (a copy of dead_letter_rollups' shape).
+    await a.query('create table retain_weeks_rollups (like dead_letter_rollups including all)');
+  } finally {
+    await Promise.all(clients.map((c) => c.end()));
+  }
+}
+
+/** The product's retention as the service runs it: startPeriodic → runRetentionPass, until stopped. */
+function serviceRetention(url: string) {
+  return async (stop: AbortSignal): Promise<Removal> => {
+    const handle = createDb(url, { poolMax: 1, acquireTimeoutMs: 10_000, statementTimeoutMs: 600_000, applicationName: RETENTION_APP });
+    let rows = 0;
+    let batches = 0;
+    let endedAt: number | null = null;
+    const started = performance.now();
+    const periodic = startPeriodic({
+      name: 'retention', everyMs: 3_600_000, immediately: true, logger,
+      runOnce: async (signal) => {
+        await runRetentionPass(handle.db, { olderThanMs: RETENTION_MS, signal, onBatch: (n) => ((rows += n), (batches += 1)) });
+        endedAt = performance.now();
+      },
+    });
+    await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
+    await periodic.stop();
+    await handle.close();
+    const seconds = ((endedAt ?? performance.now()) - started) / 1000;
+    return { rows, seconds, steps: [`${batches} batches, ${endedAt !== null ? 'pass finished' : 'pass still running at the end of the phase'}`] };
+  };
+}
+
+/** Detaches, un-counts and drops every finished week older than the retention age. */
+function dropOldWeeks(url: string) {
+  return async (): Promise<Removal> => {
+    const client = new pg.Client({ connectionString: url, application_name: RETENTION_APP });
+    await client.connect();
+    try {
+      const { rows: parts } = await client.query<{ name: string }>(`
+        select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
+         where i.inhparent = 'retain_weeks_finished'::regclass
+           and (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz <= now() - $1::bigint * interval '1 millisecond'
+         order by 1`, [RETENTION_MS]);
+      const started = performance.now();
+      let rows = 0;
+      const steps: string[] = [];
+      for (const { name } of parts) {
+        let t = performance.now();
+        await client.query(`alter table retain_weeks_finished detach partition ${name} concurrently`);
+        const detachMs = performance.now() - t;
+        t = performance.now();
+        await client.query('begin');
+        const counted = await client.query<{ n: string }>(`
+          with counts as (
+            insert into retain_weeks_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
+            select lazarus_rollup_bucket(created_at), event_type, queue, error_kind, status, -count(*), -sum(attempts)
+              from ${name} group by 1, 2, 3, 4, 5 returning -count as n)
+          select coalesce(sum(n), 0)::text as n from counts`);
+        const rollupMs = performance.now() - t;
+        t = performance.now();
+        await client.query(`drop table ${name}`);
+        await client.query('commit');
+        const dropMs = performance.now() - t;
+        rows += Number(counted.rows[0]!.n);
+        steps.push(`${name}: ${counted.rows[0]!.n} rows; detach concurrently ${detachMs.toFixed(0)} ms, rollup counts ${rollupMs.toFixed(0)} ms, drop + commit ${dropMs.toFixed(0)} ms`);
+      }
+      return { rows, seconds: since(started), steps };
+    } finally {
+      await client.end();
+    }
+  };
+}
+
+async function runPhase(url: string, pool: pg.Pool, label: string, table: string, retention?: (stop: AbortSignal) => Promise<Removal>): Promise<PhaseResult> {
+  const walBefore = await walLsn(pool);
+  const stop = new AbortController();
+  const samplerStop = new AbortController();
+  const sampler = sampleLocks(url, samplerStop.signal);
+  const load = runLoad({ url, table, rate: RATE, connections: CONNECTIONS, claimBatch: 50, claimEveryMs: 100 }, stop.signal);
+  const timer = setTimeout(() => stop.abort(), SECONDS * 1000);
+  const removing = retention ? retention(stop.signal) : Promise.resolve(null);
+  // A failed removal stops the load and the sampler before the error goes up.
+  removing.catch(() => stop.abort());
+  const [loaded, removed] = await Promise.allSettled([load, removing]);
+  clearTimeout(timer);
+  samplerStop.abort();
+  const locks = await sampler;
+  if (loaded.status === 'rejected') throw loaded.reason;
+  if (removed.status === 'rejected') throw removed.reason;
+  const removal = removed.value;
+  const { rows: [wal] } = await pool.query<{ mb: number }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn) / 1048576.0 as mb', [walBefore]);
+  await pool.query('select pg_stat_clear_snapshot()');
+  // The table and, if partitioned, every partition under it (pg_partition_tree is empty for a plain table).
+  const { rows: [after] } = await pool.query(`
+    select pg_size_pretty(sum(pg_table_size(t.relid))) as heap, pg_size_pretty(sum(pg_indexes_size(t.relid))) as indexes,
+           coalesce(sum(s.n_dead_tup), 0)::int as dead_tuples, pg_size_pretty(pg_total_relation_size('dead_letter_tombstones')) as tombstones
+      from (select $1::regclass as relid union select relid from pg_partition_tree($1::regclass)) t
+      left join pg_stat_user_tables s on s.relid = t.relid`, [table]);
+  const result: PhaseResult = { label, table, load: loaded.value, locks, removal, walMb: Number(wal!.mb), after: { heap: after.heap, indexes: after.indexes, deadTuples: after.dead_tuples, tombstones: after.tombstones } };
+  log(`${label}: ${JSON.stringify({ ...result, load: { inserts: loaded.value.ingestMs.length, claimed: loaded.value.claimed, seconds: loaded.value.seconds } })}`);
+  return result;
+}
+
+const reuse = process.env.BENCH_REUSE_DB;
+const name = reuse ?? randomDatabaseName('lazarus_retain');
+const url = reuse ? withDatabase(adminUrl, reuse) : await createDatabase(adminUrl, name);
+log(`database ${name}`);
+const pool = new pg.Pool({ connectionString: url, max: 2 });
+pool.on('error', () => {});
+const startedAt = performance.now();
+try {
+  if (!reuse) {
+    await migrate(url, { logger });
+    const seeded = await bulkLoadDeadLetters({ url, rows: ROWS, mix: 'finished', now: new Date(Date.now() - 60 * DAY_MS), resolvedAt: 'updated', log });
+    await seedAroundHistory(url);
+    log(`seeded ${ROWS} finished events in ${seeded.totalSeconds.toFixed(1)} s (${since(startedAt).toFixed(0)} s so far)`);
+  }
+  if (!reuse && PHASES.some((p) => p.startsWith('C'))) {
+    const t = performance.now();
+    await buildPartitionedCopy(url);
+    log(`partitioned copy built in ${since(t).toFixed(1)} s`);
+  }
+  const { rows: [size] } = await pool.query(`select pg_size_pretty(pg_database_size(current_database())) as db,
+    pg_size_pretty(pg_total_relation_size('dead_letters')) as dl`);
+  const setupSeconds = since(startedAt);
+
+  const results: PhaseResult[] = [];
+  const phases: Record<string, () => Promise<PhaseResult>> = {
+    A: () => runPhase(url, pool, 'A: dead_letters, no retention', 'dead_letters'),
+    B: () => runPhase(url, pool, 'B: dead_letters, retention pass (batches of 50, back to back)', 'dead_letters', serviceRetention(url)),
+    C0: () => runPhase(url, pool, 'C0: partitioned copy, no retention', 'retain_weeks'),
+    C: () => runPhase(url, pool, 'C: partitioned copy, detach concurrently + drop old weeks', 'retain_weeks', dropOldWeeks(url)),
+  };
+  for (const p of PHASES) results.push(await phases[p]!());
+
+  const survivors = async (table: string) => (await pool.query<{ n: number }>(`select count(*)::int as n from ${table} where event_type = 'bench.unresolved'`)).rows[0]!.n;
+  const hasCopy = (await pool.query(`select to_regclass('retain_weeks') is not null as ok`)).rows[0].ok as boolean;
+  const kept = { dead_letters: await survivors('dead_letters'), ...(hasCopy && { retain_weeks: await survivors('retain_weeks') }) };
+  if (Object.values(kept).some((n) => n !== UNRESOLVED)) throw new Error(`unresolved events were dropped: ${JSON.stringify(kept)}`);
+
+  const { rows: [count] } = await pool.query<{ n: string }>(`select reltuples::bigint::text as n from pg_class where relname = 'dead_letters'`);
+  console.log(`\n${reuse ? `a kept database (${name}, ~${Number(count!.n).toLocaleString('en')} rows)` : ROWS.toLocaleString('en')} finished events (all older than the 30-day retention age) + ${UNRESOLVED} old unresolved ones; ` +
+    `database ${size.db}, dead_letters with indexes ${size.dl}; setup ${setupSeconds.toFixed(0)} s. Load per phase: ${SECONDS} s, ` +
+    `${RATE} single-row INSERTs/s on ${CONNECTIONS} connections, a claim of up to 50 every 100 ms. Latencies in ms.`);
+  console.log('| phase | ingest p50 / p99 | inserts | claim p99 | complete p99 | max lock wait | rows removed | rows removed/s | WAL MB |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+  for (const r of results) {
+    const f = (x: number) => x.toFixed(1);
+    const rm = r.removal;
+    console.log(`| ${r.label} | ${f(percentile(r.load.ingestMs, 50))} / ${f(percentile(r.load.ingestMs, 99))} | ${r.load.ingestMs.length} | ` +
+      `${f(percentile(r.load.claimMs, 99))} | ${f(percentile(r.load.completeMs, 99))} | ${r.locks.waitingSamples ? f(r.locks.maxWaitMs) : '0 (none seen)'} | ` +
+      `${rm ? rm.rows.toLocaleString('en') : '–'} | ${rm && rm.seconds > 0 ? Math.round(rm.rows / rm.seconds).toLocaleString('en') : '–'} | ${r.walMb.toFixed(0)} |`);
+  }
+  const baseline = (label: string) => results.find((r) => r.label.startsWith(label.startsWith('C') ? 'C0' : 'A'));
+  console.log('\n| phase | ingest p99 ÷ its baseline (bar ≤ 2) | lock-wait samples: kind × samples ≤ longest; blockers | retention held | after: heap / indexes, dead tuples, tombstones |');
+  console.log('|---|---:|---|---|---|');
+  for (const r of results) {
+    const base = r.removal ? baseline(r.label) : undefined;
+    const ratio = base ? (percentile(r.load.ingestMs, 99) / percentile(base.load.ingestMs, 99)).toFixed(2) : '–';
+    const blockers = Object.entries(r.locks.blockers).map(([b, n]) => `${b} ×${n}`).join(', ');
+    const kinds = Object.entries(r.locks.byKind).map(([k, v]) => `${k} ×${v.samples} ≤ ${v.maxMs.toFixed(0)} ms`).join(', ');
+    console.log(`| ${r.label.split(':')[0]} | ${ratio} | ${r.locks.waitingSamples}${kinds ? `: ${kinds}` : ''}${blockers ? `; blocked by ${blockers}` : ''} | ${r.locks.retentionLocks.join('; ') || '–'} | ` +
+      `${r.after.heap} / ${r.after.indexes}, ${r.after.deadTuples.toLocaleString('en')}, ${r.after.tombstones} |`);
+  }
+  for (const r of results) if (r.removal) console.log(`\n${r.label}:\n${r.removal.steps.map((s) => `  ${s}`).join('\n')}`);
+  console.log(`\nunresolved old events kept: ${JSON.stringify(kept)}; total ${since(startedAt).toFixed(0)} s`);
+} finally {
+  await pool.end();
+  if (!process.env.BENCH_KEEP_DB && !reuse) await dropDatabase(adminUrl, name);
+}
