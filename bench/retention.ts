@@ -14,7 +14,8 @@
 // Phases, each BENCH_SECONDS under the same load (bench/retentionLoad.ts: paced single-row INSERTs,
 // SKIP LOCKED claims of what was ingested and their completions; lock waits sampled every 20 ms):
 //  A   dead_letters, no retention: the baseline.
-//  B   dead_letters while retention runs as the service runs it (startPeriodic → runRetentionPass).
+//  B   dead_letters while retention runs as the service runs it (startPeriodic → runRetentionPass);
+//      `B:batch=200,rest=1` runs it with other options (RetentionPassOptions.batch, .restRatio).
 //  C0  retain_weeks, no retention: the baseline for C.
 //  C   retain_weeks while every finished week older than the retention age is detached
 //      (DETACH PARTITION … CONCURRENTLY), its rollup counts subtracted (one GROUP BY into a scratch
@@ -31,7 +32,7 @@ import { pino } from 'pino';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { startPeriodic } from '../src/workers/periodic.ts';
-import { runRetentionPass } from '../src/workers/retention.ts';
+import { RETENTION_BATCH, runRetentionPass, type RetentionPassOptions } from '../src/workers/retention.ts';
 import { createDatabase, dropDatabase, randomDatabaseName, withDatabase } from '../test/helpers/databases.ts';
 import { bulkLoadDeadLetters } from './bulkLoadDeadLetters.ts';
 import { RETENTION_APP, runLoad, sampleLocks, type LoadResult, type LockSamples } from './retentionLoad.ts';
@@ -128,7 +129,7 @@ async function buildPartitionedCopy(url: string): Promise<void> {
 }
 
 /** The product's retention as the service runs it: startPeriodic → runRetentionPass, until stopped. */
-function serviceRetention(url: string) {
+function serviceRetention(url: string, options: Pick<RetentionPassOptions, 'batch' | 'restRatio'>) {
   return async (stop: AbortSignal): Promise<Removal> => {
     const handle = createDb(url, { poolMax: 1, acquireTimeoutMs: 10_000, statementTimeoutMs: 600_000, applicationName: RETENTION_APP });
     let rows = 0;
@@ -138,7 +139,7 @@ function serviceRetention(url: string) {
     const periodic = startPeriodic({
       name: 'retention', everyMs: 3_600_000, immediately: true, logger,
       runOnce: async (signal) => {
-        await runRetentionPass(handle.db, { olderThanMs: RETENTION_MS, signal, onBatch: (n) => ((rows += n), (batches += 1)) });
+        await runRetentionPass(handle.db, { ...options, olderThanMs: RETENTION_MS, signal, onBatch: (n) => ((rows += n), (batches += 1)) });
         endedAt = performance.now();
       },
     });
@@ -247,11 +248,20 @@ try {
   const results: PhaseResult[] = [];
   const phases: Record<string, () => Promise<PhaseResult>> = {
     A: () => runPhase(url, pool, 'A: dead_letters, no retention', 'dead_letters'),
-    B: () => runPhase(url, pool, 'B: dead_letters, retention pass (batches of 50, back to back)', 'dead_letters', serviceRetention(url)),
     C0: () => runPhase(url, pool, 'C0: partitioned copy, no retention', 'retain_weeks'),
     C: () => runPhase(url, pool, 'C: partitioned copy, detach concurrently + drop old weeks', 'retain_weeks', dropOldWeeks(url)),
   };
-  for (const p of PHASES) results.push(await phases[p]!());
+  for (const p of PHASES) {
+    // B, or B:batch=200,rest=1: the product's pass with the service's defaults, or with these options.
+    const [phase, spec] = p.split(':');
+    if (phase === 'B') {
+      const options = Object.fromEntries((spec ?? '').split(',').filter(Boolean).map((kv) => kv.split('=')).map(([k, v]) => [k === 'rest' ? 'restRatio' : k!, Number(v)]));
+      const label = `B${spec ? ` (${spec})` : ''}: dead_letters, retention pass (batches of ${options.batch ?? RETENTION_BATCH}, ${options.restRatio ? `resting ${options.restRatio}× each batch's time` : 'back to back'})`;
+      results.push(await runPhase(url, pool, label, 'dead_letters', serviceRetention(url, options)));
+    } else {
+      results.push(await phases[p]!());
+    }
+  }
 
   const survivors = async (table: string) => (await pool.query<{ n: number }>(`select count(*)::int as n from ${table} where event_type = 'bench.unresolved'`)).rows[0]!.n;
   const hasCopy = (await pool.query(`select to_regclass('retain_weeks') is not null as ok`)).rows[0].ok as boolean;
@@ -271,7 +281,7 @@ try {
       `${f(percentile(r.load.claimMs, 99))} | ${f(percentile(r.load.completeMs, 99))} | ${r.locks.waitingSamples ? f(r.locks.maxWaitMs) : '0 (none seen)'} | ` +
       `${rm ? rm.rows.toLocaleString('en') : '–'} | ${rm && rm.seconds > 0 ? Math.round(rm.rows / rm.seconds).toLocaleString('en') : '–'} | ${r.walMb.toFixed(0)} |`);
   }
-  const baseline = (label: string) => results.find((r) => r.label.startsWith(label.startsWith('C') ? 'C0' : 'A'));
+  const baseline = (label: string) => results.find((r) => r.label.startsWith(label.startsWith('C') ? 'C0:' : 'A:'));
   console.log('\n| phase | ingest p99 ÷ its baseline (bar ≤ 2) | lock-wait samples: kind × samples ≤ longest; blockers | retention held | after: heap / indexes, dead tuples, tombstones |');
   console.log('|---|---:|---|---|---|');
   for (const r of results) {

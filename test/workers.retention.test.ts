@@ -78,6 +78,23 @@ describe('runRetentionPass', () => {
     expect(left.map((r) => r.id)).toEqual([pending.id, exhausted.id, recent.id]);
   });
 
+  it('rests between batches in proportion to their time, and a stop ends the rest at once', async () => {
+    await seedOld(200);
+    const stop = new AbortController();
+    const batches: number[] = [];
+
+    // A rest of 10,000 times a batch's time would outlast the test's timeout: only the stop ends it.
+    const pass = runRetentionPass(t.db, { olderThanMs: 30 * DAY_MS, batch: 50, restRatio: 10_000, signal: stop.signal, onBatch: (n) => batches.push(n) });
+    while (batches.length === 0) await new Promise((r) => setImmediate(r));
+    // An absence has no event to await: 200 ms is 20+ batches' time back to back, and none comes.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(batches).toEqual([50]);
+    stop.abort();
+
+    expect(await pass).toBe(50);
+    expect(await t.db.deadLetter.count()).toBe(150);
+  });
+
   it('ends after the batch in flight when its signal aborts', async () => {
     await seedOld(200);
     const stop = new AbortController();
