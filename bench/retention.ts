@@ -16,6 +16,10 @@
 //  A   dead_letters, no retention: the baseline.
 //  B   dead_letters while retention runs as the service runs it (startPeriodic → runRetentionPass);
 //      `B:batch=200,rest=1` runs it with other options (RetentionPassOptions.batch, .restRatio).
+//  V   dead_letters while VACUUM clears what the passes before it left dead (autovacuum's work after
+//      a DELETE pass; a dropped partition leaves none). Not in the default list.
+//  W   (after the others, no load) WAL per deleted event of the pass in this database alone, by
+//      pg_waldump: the WAL columns are cluster-wide, which a shared server makes useless.
 //  C0  retain_weeks, no retention: the baseline for C.
 //  C   retain_weeks while every finished week older than the retention age is detached
 //      (DETACH PARTITION … CONCURRENTLY), its rollup counts subtracted (one GROUP BY into a scratch
@@ -140,7 +144,7 @@ function serviceRetention(url: string, options: Pick<RetentionPassOptions, 'batc
       name: 'retention', everyMs: 3_600_000, immediately: true, logger,
       runOnce: async (signal) => {
         await runRetentionPass(handle.db, { ...options, olderThanMs: RETENTION_MS, signal, onBatch: (n) => ((rows += n), (batches += 1)) });
-        endedAt = performance.now();
+        if (!signal.aborted) endedAt = performance.now();
       },
     });
     await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
@@ -148,6 +152,63 @@ function serviceRetention(url: string, options: Pick<RetentionPassOptions, 'batc
     await handle.close();
     const seconds = ((endedAt ?? performance.now()) - started) / 1000;
     return { rows, seconds, steps: [`${batches} batches, ${endedAt !== null ? 'pass finished' : 'pass still running at the end of the phase'}`] };
+  };
+}
+
+/**
+ * The WAL one retention pass writes per deleted event, in this database alone: a few seconds of
+ * batches with no load, then pg_waldump over that stretch of WAL, counting the records whose block
+ * references name this database (commit records name none: ~50 bytes a batch, left out). WAL
+ * position and pg_stat_wal are cluster-wide, and other databases on a shared server write too.
+ * Needs pg_waldump (BENCH_PG_WALDUMP) and read access to the server's pg_wal; null without them.
+ */
+async function walPerPurgedRow(url: string, pool: pg.Pool): Promise<{ rows: number; bytes: number; records: number } | null> {
+  const waldump = process.env.BENCH_PG_WALDUMP ?? '/usr/lib/postgresql/15/bin/pg_waldump';
+  const { rows: [db] } = await pool.query<{ oid: string; dir: string }>(`select (select oid::text from pg_database where datname = current_database()) as oid,
+    current_setting('data_directory') || '/pg_wal' as dir`);
+  const { existsSync } = await import('node:fs');
+  if (!existsSync(waldump) || !existsSync(db!.dir)) return null;
+  const handle = createDb(url, { poolMax: 1, acquireTimeoutMs: 10_000, statementTimeoutMs: 600_000, applicationName: RETENTION_APP });
+  const stop = AbortSignal.timeout(3_000);
+  const start = await walLsn(pool);
+  const rows = await runRetentionPass(handle.db, { olderThanMs: RETENTION_MS, signal: stop });
+  const end = await walLsn(pool);
+  await handle.close();
+  const { execFile } = await import('node:child_process');
+  const out = await new Promise<string>((resolve, reject) => execFile(waldump, ['-p', db!.dir, '-s', start, '-e', end], { maxBuffer: 1 << 30 },
+    (error, stdout) => (error && !stdout ? reject(error) : resolve(stdout))));
+  let bytes = 0;
+  let records = 0;
+  const mine = new RegExp(`rel \\d+/${db!.oid}/`);
+  for (const line of out.split('\n')) {
+    if (!mine.test(line)) continue;
+    records += 1;
+    bytes += Number(/len \(rec\/tot\):\s*\d+\/\s*(\d+)/.exec(line)?.[1] ?? 0);
+  }
+  return { rows, bytes, records };
+}
+
+/** VACUUM of what a pass leaves dead (what autovacuum does after it), beside the load. */
+function vacuumAfterPass(url: string) {
+  return async (): Promise<Removal> => {
+    const client = new pg.Client({ connectionString: url, application_name: RETENTION_APP });
+    await client.connect();
+    try {
+      const tables = ['dead_letters', 'delivery_attempts', 'dead_letter_error_texts'];
+      const dead = async () => (await client.query<{ n: string }>(`select pg_stat_clear_snapshot(), (select coalesce(sum(n_dead_tup), 0)::text
+        from pg_stat_user_tables where relname = any($1::text[])) as n`, [tables])).rows[0]!.n;
+      const before = Number(await dead());
+      const started = performance.now();
+      const steps: string[] = [];
+      for (const table of tables) {
+        const t = performance.now();
+        await client.query(`vacuum ${table}`);
+        steps.push(`vacuum ${table}: ${since(t).toFixed(1)} s`);
+      }
+      return { rows: before, seconds: since(started), steps: [...steps, `dead tuples before ${before}, after ${await dead()}`] };
+    } finally {
+      await client.end();
+    }
   };
 }
 
@@ -248,10 +309,11 @@ try {
   const results: PhaseResult[] = [];
   const phases: Record<string, () => Promise<PhaseResult>> = {
     A: () => runPhase(url, pool, 'A: dead_letters, no retention', 'dead_letters'),
+    V: () => runPhase(url, pool, 'V: dead_letters, VACUUM after the passes (rows: dead tuples)', 'dead_letters', vacuumAfterPass(url)),
     C0: () => runPhase(url, pool, 'C0: partitioned copy, no retention', 'retain_weeks'),
     C: () => runPhase(url, pool, 'C: partitioned copy, detach concurrently + drop old weeks', 'retain_weeks', dropOldWeeks(url)),
   };
-  for (const p of PHASES) {
+  for (const p of PHASES.filter((x) => x !== 'W')) {
     // B, or B:batch=200,rest=1: the product's pass with the service's defaults, or with these options.
     const [phase, spec] = p.split(':');
     if (phase === 'B') {
@@ -263,6 +325,7 @@ try {
     }
   }
 
+  const wal = PHASES.includes('W') ? await walPerPurgedRow(url, pool) : null;
   const survivors = async (table: string) => (await pool.query<{ n: number }>(`select count(*)::int as n from ${table} where event_type = 'bench.unresolved'`)).rows[0]!.n;
   const hasCopy = (await pool.query(`select to_regclass('retain_weeks') is not null as ok`)).rows[0].ok as boolean;
   const kept = { dead_letters: await survivors('dead_letters'), ...(hasCopy && { retain_weeks: await survivors('retain_weeks') }) };
@@ -287,12 +350,16 @@ try {
   for (const r of results) {
     const base = r.removal ? baseline(r.label) : undefined;
     const ratio = base ? (percentile(r.load.ingestMs, 99) / percentile(base.load.ingestMs, 99)).toFixed(2) : '–';
-    const blockers = Object.entries(r.locks.blockers).map(([b, n]) => `${b} ×${n}`).join(', ');
+    const blockers = Object.entries(r.locks.blockers).map(([b, v]) => `${b} ×${v.samples} ≤ ${v.maxMs.toFixed(0)} ms`).join(', ');
     const kinds = Object.entries(r.locks.byKind).map(([k, v]) => `${k} ×${v.samples} ≤ ${v.maxMs.toFixed(0)} ms`).join(', ');
     console.log(`| ${r.label.split(':')[0]} | ${ratio} | ${r.locks.waitingSamples}${kinds ? `: ${kinds}` : ''}${blockers ? `; blocked by ${blockers}` : ''} | ${r.locks.retentionLocks.join('; ') || '–'} | ` +
       `${r.after.heap} / ${r.after.indexes}, ${r.after.deadTuples.toLocaleString('en')}, ${r.after.tombstones} |`);
   }
   for (const r of results) if (r.removal) console.log(`\n${r.label}:\n${r.removal.steps.map((s) => `  ${s}`).join('\n')}`);
+  if (wal) {
+    console.log(`\nW: WAL of retention alone in this database (pg_waldump, 3 s of batches, no load): ${wal.rows.toLocaleString('en')} events deleted, ` +
+      `${(wal.bytes / 1048576).toFixed(1)} MB in ${wal.records.toLocaleString('en')} records = ${wal.rows ? Math.round(wal.bytes / wal.rows).toLocaleString('en') : '–'} bytes per event`);
+  }
   console.log(`\nunresolved old events kept: ${JSON.stringify(kept)}; total ${since(startedAt).toFixed(0)} s`);
 } finally {
   await pool.end();

@@ -39,8 +39,8 @@ export interface LockSamples {
   maxWaitMs: number;
   /** Samples that caught a load statement waiting on a lock. */
   waitingSamples: number;
-  /** application_name of the backends that blocked a load statement, with counts. */
-  blockers: Record<string, number>;
+  /** application_name of the backends that blocked a load statement: samples, and the longest wait behind it, ms. */
+  blockers: Record<string, { samples: number; maxMs: number }>;
   /** Per lock kind waited for (pg_stat_activity.wait_event: relation, tuple, object…): samples and the longest wait, ms. */
   byKind: Record<string, { samples: number; maxMs: number }>;
   /** Locks the retention client was seen holding or waiting for: "relation mode" (or "… waiting"). */
@@ -139,7 +139,11 @@ export async function sampleLocks(url: string, signal: AbortSignal): Promise<Loc
         const kind = (samples.byKind[r.kind] ??= { samples: 0, maxMs: 0 });
         kind.samples += 1;
         kind.maxMs = Math.max(kind.maxMs, Number(r.wait_ms));
-        for (const b of r.blockers) samples.blockers[b] = (samples.blockers[b] ?? 0) + 1;
+        for (const b of new Set(r.blockers)) {
+          const blocker = (samples.blockers[b] ??= { samples: 0, maxMs: 0 });
+          blocker.samples += 1;
+          blocker.maxMs = Math.max(blocker.maxMs, Number(r.wait_ms));
+        }
       }
       const locks = await client.query<{ lock: string }>(`
         select regexp_replace(coalesce(l.relation::regclass::text, l.locktype), '_\\d{8}$', '_<week>') || ' ' || l.mode || case when l.granted then '' else ' (waiting)' end as lock
