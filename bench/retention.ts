@@ -6,7 +6,7 @@
 // minute later, each with one SUCCEEDED delivery attempt; plus UNRESOLVED old PENDING/EXHAUSTED
 // events through the triggers, which must survive every phase. The retention age is 30 days, so
 // every finished event is due for deletion.
-// The partitioned copy (phases C0, C; raw SQL here, not product code): retain_weeks, partitioned by
+// The partitioned copy (phases C0, C; bench/retentionPartitions.ts, raw SQL, not product code): retain_weeks, partitioned by
 // list of status into open (PENDING, PROCESSING, EXHAUSTED) and finished, the finished part by range
 // of resolved_at, one partition a week; the same columns, defaults and indexes as dead_letters (the
 // dedupe_key index not unique: PostgreSQL cannot have it so), the same rows. No triggers.
@@ -30,7 +30,8 @@
 // Env: BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped), BENCH_ROWS
 // (20,000), BENCH_SECONDS (10), BENCH_RATE (inserts/s, 200), BENCH_INGEST_CONNECTIONS (2),
 // BENCH_PHASES (A,B,C0,C), BENCH_KEEP_DB=1 keeps the scratch database (its name is printed), and
-// BENCH_REUSE_DB=<name> runs the phases on a kept one instead of seeding (what earlier phases removed stays removed).
+// BENCH_REUSE_DB=<name> runs the phases on a kept one instead of seeding (what earlier phases removed
+// stays removed).
 import pg from 'pg';
 import { pino } from 'pino';
 import { createDb } from '../src/db/createDb.ts';
@@ -39,7 +40,8 @@ import { startPeriodic } from '../src/workers/periodic.ts';
 import { RETENTION_BATCH, runRetentionPass, type RetentionPassOptions } from '../src/workers/retention.ts';
 import { createDatabase, dropDatabase, randomDatabaseName, withDatabase } from '../test/helpers/databases.ts';
 import { bulkLoadDeadLetters } from './bulkLoadDeadLetters.ts';
-import { RETENTION_APP, runLoad, sampleLocks, type LoadResult, type LockSamples } from './retentionLoad.ts';
+import { RETENTION_APP, runLoad, sampleLocks, type LoadResult, type LockSamples, type Removal } from './retentionLoad.ts';
+import { buildPartitionedCopy, dropOldWeeks } from './retentionPartitions.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const ROWS = Number(process.env.BENCH_ROWS ?? 20_000);
@@ -53,7 +55,6 @@ const UNRESOLVED = 100;
 const logger = pino({ level: 'warn' });
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
-interface Removal { rows: number; seconds: number; steps: string[] }
 interface PhaseResult {
   label: string; table: string; load: LoadResult; locks: LockSamples; removal: Removal | null; walMb: number;
   after: { heap: string; indexes: string; deadTuples: number; tombstones: string };
@@ -83,52 +84,6 @@ async function seedAroundHistory(url: string): Promise<void> {
     await client.query('vacuum analyze delivery_attempts');
   } finally {
     await client.end();
-  }
-}
-
-/** retain_weeks: the same rows, partitioned by status class, the finished ones by week of resolved_at. */
-async function buildPartitionedCopy(url: string): Promise<void> {
-  const clients = await Promise.all([0, 1].map(async () => {
-    const c = new pg.Client({ connectionString: url });
-    await c.connect();
-    await c.query(`set maintenance_work_mem = '512MB'`);
-    await c.query('set synchronous_commit = off');
-    return c;
-  }));
-  const [a, b] = clients as [pg.Client, pg.Client];
-  try {
-    await a.query(`create table retain_weeks (like dead_letters including defaults including generated) partition by list (status)`);
-    await a.query(`create table retain_weeks_open partition of retain_weeks for values in ('PENDING', 'PROCESSING', 'EXHAUSTED')`);
-    await a.query(`create table retain_weeks_finished partition of retain_weeks for values in ('SUCCEEDED', 'RESOLVED', 'DISCARDED')
-                   partition by range (resolved_at)`);
-    const { rows: weeks } = await a.query<{ name: string; lo: string; hi: string }>(`
-      select 'retain_weeks_' || to_char(w, 'YYYYMMDD') as name, w::text as lo, (w + interval '1 week')::text as hi
-        from generate_series(date_trunc('week', (select min(resolved_at) from dead_letters)), date_trunc('week', now()) + interval '1 week',
-                             interval '1 week') w`);
-    for (const w of weeks) await a.query(`create table ${w.name} partition of retain_weeks_finished for values from ('${w.lo}') to ('${w.hi}')`);
-    const { rows: cols } = await a.query<{ name: string }>(`
-      select quote_ident(column_name) as name from information_schema.columns
-       where table_name = 'dead_letters' and is_generated = 'NEVER' order by ordinal_position`);
-    const list = cols.map((c) => c.name).join(', ');
-    const { rows: [range] } = await a.query<{ max: string }>('select coalesce(max(id), 0)::text as max from dead_letters');
-    const half = Math.ceil(Number(range!.max) / 2);
-    await Promise.all([a.query(`insert into retain_weeks (${list}) select ${list} from dead_letters where id <= $1`, [half]),
-      b.query(`insert into retain_weeks (${list}) select ${list} from dead_letters where id > $1`, [half])]);
-    log(`retain_weeks: rows copied`);
-    const { rows: defs } = await a.query<{ def: string }>(`
-      select pg_get_indexdef(i.indexrelid) as def from pg_index i
-       where i.indrelid = 'dead_letters'::regclass and not i.indisprimary order by pg_relation_size(i.indexrelid) desc`);
-    const statements = [...defs.map((d) => d.def.replace(/^CREATE (UNIQUE )?INDEX (\S+) ON public\.dead_letters /, 'CREATE INDEX retain_weeks_$2 ON retain_weeks ')),
-      'CREATE INDEX retain_weeks_id_idx ON retain_weeks (id)'];
-    let next = 0;
-    await Promise.all(clients.map(async (c) => {
-      while (next < statements.length) await c.query(statements[next++]!);
-    }));
-    await a.query('vacuum analyze retain_weeks');
-    // The ledger a drop subtracts the partition's counts from (a copy of dead_letter_rollups' shape).
-    await a.query('create table retain_weeks_rollups (like dead_letter_rollups including all)');
-  } finally {
-    await Promise.all(clients.map((c) => c.end()));
   }
 }
 
@@ -212,47 +167,6 @@ function vacuumAfterPass(url: string) {
   };
 }
 
-/** Detaches, un-counts and drops every finished week older than the retention age. */
-function dropOldWeeks(url: string) {
-  return async (): Promise<Removal> => {
-    const client = new pg.Client({ connectionString: url, application_name: RETENTION_APP });
-    await client.connect();
-    try {
-      const { rows: parts } = await client.query<{ name: string }>(`
-        select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
-         where i.inhparent = 'retain_weeks_finished'::regclass
-           and (regexp_match(pg_get_expr(c.relpartbound, c.oid), 'TO \\(''([^'']+)''\\)'))[1]::timestamptz <= now() - $1::bigint * interval '1 millisecond'
-         order by 1`, [RETENTION_MS]);
-      const started = performance.now();
-      let rows = 0;
-      const steps: string[] = [];
-      for (const { name } of parts) {
-        let t = performance.now();
-        await client.query(`alter table retain_weeks_finished detach partition ${name} concurrently`);
-        const detachMs = performance.now() - t;
-        t = performance.now();
-        await client.query('begin');
-        const counted = await client.query<{ n: string }>(`
-          with counts as (
-            insert into retain_weeks_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
-            select lazarus_rollup_bucket(created_at), event_type, queue, error_kind, status, -count(*), -sum(attempts)
-              from ${name} group by 1, 2, 3, 4, 5 returning -count as n)
-          select coalesce(sum(n), 0)::text as n from counts`);
-        const rollupMs = performance.now() - t;
-        t = performance.now();
-        await client.query(`drop table ${name}`);
-        await client.query('commit');
-        const dropMs = performance.now() - t;
-        rows += Number(counted.rows[0]!.n);
-        steps.push(`${name}: ${counted.rows[0]!.n} rows; detach concurrently ${detachMs.toFixed(0)} ms, rollup counts ${rollupMs.toFixed(0)} ms, drop + commit ${dropMs.toFixed(0)} ms`);
-      }
-      return { rows, seconds: since(started), steps };
-    } finally {
-      await client.end();
-    }
-  };
-}
-
 async function runPhase(url: string, pool: pg.Pool, label: string, table: string, retention?: (stop: AbortSignal) => Promise<Removal>): Promise<PhaseResult> {
   const walBefore = await walLsn(pool);
   const stop = new AbortController();
@@ -311,7 +225,7 @@ try {
     A: () => runPhase(url, pool, 'A: dead_letters, no retention', 'dead_letters'),
     V: () => runPhase(url, pool, 'V: dead_letters, VACUUM after the passes (rows: dead tuples)', 'dead_letters', vacuumAfterPass(url)),
     C0: () => runPhase(url, pool, 'C0: partitioned copy, no retention', 'retain_weeks'),
-    C: () => runPhase(url, pool, 'C: partitioned copy, detach concurrently + drop old weeks', 'retain_weeks', dropOldWeeks(url)),
+    C: () => runPhase(url, pool, 'C: partitioned copy, detach concurrently + drop old weeks', 'retain_weeks', dropOldWeeks(url, RETENTION_MS)),
   };
   for (const p of PHASES.filter((x) => x !== 'W')) {
     // B, or B:batch=200,rest=1: the product's pass with the service's defaults, or with these options.
@@ -321,7 +235,9 @@ try {
       const label = `B${spec ? ` (${spec})` : ''}: dead_letters, retention pass (batches of ${options.batch ?? RETENTION_BATCH}, ${options.restRatio ? `resting ${options.restRatio}× each batch's time` : 'back to back'})`;
       results.push(await runPhase(url, pool, label, 'dead_letters', serviceRetention(url, options)));
     } else {
-      results.push(await phases[p]!());
+      const run = phases[p];
+      if (!run) throw new Error(`unknown phase ${p}: BENCH_PHASES takes A, B[:batch=…,rest=…], V, W, C0, C`);
+      results.push(await run());
     }
   }
 

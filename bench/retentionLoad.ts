@@ -26,6 +26,9 @@ export interface LoadOptions {
   claimEveryMs: number;
 }
 
+/** What a retention phase removed: rows (or dead tuples), over how long, and its steps for the report. */
+export interface Removal { rows: number; seconds: number; steps: string[] }
+
 export interface LoadResult {
   ingestMs: number[];
   claimMs: number[];
