@@ -6,10 +6,11 @@
 // minute later, each with one SUCCEEDED delivery attempt; plus UNRESOLVED old PENDING/EXHAUSTED
 // events through the triggers, which must survive every phase. The retention age is 30 days, so
 // every finished event is due for deletion.
-// The partitioned copy (phases C0, C; bench/retentionPartitions.ts, raw SQL, not product code): retain_weeks, partitioned by
-// list of status into open (PENDING, PROCESSING, EXHAUSTED) and finished, the finished part by range
-// of resolved_at, one partition a week; the same columns, defaults and indexes as dead_letters (the
-// dedupe_key index not unique: PostgreSQL cannot have it so), the same rows. No triggers.
+// The partitioned copy (phases C0, C; bench/retentionPartitions.ts, raw SQL, not product code):
+// retain_weeks, partitioned by list of status into open (PENDING, PROCESSING, EXHAUSTED) and
+// finished, the finished part by range of resolved_at, one partition a week; the same columns,
+// defaults and indexes as dead_letters (the dedupe_key index not unique: PostgreSQL cannot have it
+// so), the same rows. No triggers.
 //
 // Phases, each BENCH_SECONDS under the same load (bench/retentionLoad.ts: paced single-row INSERTs,
 // SKIP LOCKED claims of what was ingested and their completions; lock waits sampled every 20 ms):
