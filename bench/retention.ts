@@ -131,8 +131,9 @@ async function walPerPurgedRow(url: string, pool: pg.Pool): Promise<{ rows: numb
   const end = await walLsn(pool);
   await handle.close();
   const { execFile } = await import('node:child_process');
-  const out = await new Promise<string>((resolve, reject) => execFile(waldump, ['-p', db!.dir, '-s', start, '-e', end], { maxBuffer: 1 << 30 },
-    (error, stdout) => (error && !stdout ? reject(error) : resolve(stdout))));
+  // pg_waldump exits non-zero at the end of the WAL it can read; what it printed before counts.
+  const { out, problem } = await new Promise<{ out: string; problem: string }>((resolve, reject) => execFile(waldump, ['-p', db!.dir, '-s', start, '-e', end],
+    { maxBuffer: 1 << 30 }, (error, stdout, stderr) => (error && !stdout ? reject(error) : resolve({ out: stdout, problem: stderr.split('\n')[0] ?? '' }))));
   let bytes = 0;
   let records = 0;
   const mine = new RegExp(`rel \\d+/${db!.oid}/`);
@@ -141,6 +142,7 @@ async function walPerPurgedRow(url: string, pool: pg.Pool): Promise<{ rows: numb
     records += 1;
     bytes += Number(/len \(rec\/tot\):\s*\d+\/\s*(\d+)/.exec(line)?.[1] ?? 0);
   }
+  if (records === 0 && rows > 0) log(`W: no WAL records of this database between ${start} and ${end}; pg_waldump said: ${problem || 'nothing'}`);
   return { rows, bytes, records };
 }
 
