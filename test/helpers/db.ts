@@ -44,6 +44,19 @@ export function useTestDatabase(): TestDatabase {
 }
 
 export async function truncateAll(handle: DbHandle): Promise<void> {
+  // A service running in the test (its retry loop, redrive runner, deliverer) locks rows of these
+  // tables in its own order; PostgreSQL may pick this statement as a deadlock's victim (40P01).
+  // It then rolled back whole, so it is simply run again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await truncateOnce(handle);
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt === 5) throw error;
+    }
+  }
+}
+
+async function truncateOnce(handle: DbHandle): Promise<void> {
   await handle.pool.query(
     // One implicit transaction. It first takes the error-group folder's lock (the folder only
     // tries it, and skips), so a service running in the test cannot fold while the tables go: its
