@@ -275,6 +275,15 @@ WITH r AS MATERIALIZED (
 SELECT r.*, lazarus_error_group_id(event_type, error_kind, signature) AS new_id
   FROM r
  WHERE lazarus_error_group_id(event_type, error_kind, signature) IS DISTINCT FROM old_id;
+ANALYZE "lazarus_regrouped";
+
+-- What the old groups keep (read before the UPDATE leaves dead index entries behind).
+CREATE TEMP TABLE "lazarus_kept" ON COMMIT DROP AS
+SELECT d.error_group_id AS id, min(d.created_at) AS first_seen, max(d.created_at) AS last_seen, min(d.id) AS sample_id
+  FROM dead_letters d
+ WHERE d.error_group_id IN (SELECT old_id FROM lazarus_regrouped)
+   AND NOT EXISTS (SELECT 1 FROM lazarus_regrouped r WHERE r.id = d.id)
+ GROUP BY 1;
 
 DO $$
 DECLARE
@@ -343,14 +352,13 @@ WITH left_behind AS (
          unresolved_count = greatest(0, g.unresolved_count - l.unresolved),
          status = CASE WHEN g.status IN ('OPEN', 'ACKNOWLEDGED') AND g.unresolved_count - l.unresolved <= 0 THEN 'RESOLVED'
                        ELSE g.status END::"ErrorGroupStatus",
-         first_seen = coalesce((SELECT min(created_at) FROM dead_letters d WHERE d.error_group_id = g.id), g.first_seen),
-         last_seen = coalesce((SELECT max(created_at) FROM dead_letters d WHERE d.error_group_id = g.id), g.last_seen),
-         sample_dead_letter_id = CASE WHEN g.sample_dead_letter_id IN (SELECT id FROM lazarus_regrouped)
-                                      THEN (SELECT min(id) FROM dead_letters d WHERE d.error_group_id = g.id)
+         first_seen = coalesce(k.first_seen, g.first_seen),
+         last_seen = coalesce(k.last_seen, g.last_seen),
+         sample_dead_letter_id = CASE WHEN g.sample_dead_letter_id IN (SELECT id FROM lazarus_regrouped) THEN k.sample_id
                                       ELSE g.sample_dead_letter_id END,
          updated_at = now()
-    FROM left_behind l, error_groups before
-   WHERE g.id = l.id AND before.id = g.id
+    FROM left_behind l JOIN error_groups before ON before.id = l.id LEFT JOIN lazarus_kept k ON k.id = l.id
+   WHERE g.id = l.id
   RETURNING g.id, g.total_count, before.status AS from_status, g.status AS to_status
 )
 INSERT INTO error_group_actions (group_id, from_status, to_status, actor, reason)
