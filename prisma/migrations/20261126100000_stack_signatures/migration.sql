@@ -27,8 +27,9 @@
 --             runtime.* and panic(…) frames skipped
 --   Ruby      "/app/models/order.rb:12:in `charge'" (and "from …", 3.4's 'Order#charge') → "at charge (models/order.rb)"
 --   Firefox/Safari "fn@https://cdn/app.js:1:2"     → "at fn (cdn/app.js)"
--- Line and column numbers go; a path keeps its last two segments (directory and file), without
--- scheme and host, query string, fragment or "@1.2.3" version; then, as in messages, uuids, hex
+-- Line and column numbers go; a path keeps its last two segments (directory and file: a root,
+-- scheme or host before them goes), without query string, fragment or "@1.2.3" version; then, as in
+-- messages, uuids, hex
 -- addresses (0x…) and hex ids of 6+ characters with a digit (bundle hashes, CGLIB suffixes) become
 -- <hex>, standalone numbers <n>, JVM generated classes (GeneratedMethodAccessor12, $Proxy42,
 -- $HibernateProxy$…) <id>, and characters outside printable ASCII '?' (so the key's bytes stay
@@ -37,8 +38,9 @@
 -- signature alone. The group signature is therefore at most 300 + 5 × 124 characters, all frames
 -- ASCII: with event_type (≤ 200 characters) it stays under the unique index's 2,704-byte limit.
 --
--- Cost: string functions first, a regular expression only where a line needs one. Measured in
--- docs/benchmarks.md (Session 14).
+-- Cost: one pass over the lines, string functions first and a regular expression only where a line
+-- needs one; it stops at the fifth frame. About 3x the message signature per row with a stack
+-- (docs/benchmarks.md, Session 14): PL/pgSQL's per-statement cost dominates.
 
 CREATE FUNCTION "lazarus_stack_frames"(stack text) RETURNS text
   LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE STRICT AS $$
@@ -46,107 +48,81 @@ DECLARE
   is_python boolean := strpos(stack, 'File "') > 0 AND strpos(stack, '", line ') > 0;
   line text;
   prev text := '';
-  m text[];
-  p int;
+  t text;
   fn text;
   loc text;
   frame text;
-  parts text[];
   frames text[] := '{}';
 BEGIN
   FOREACH line IN ARRAY string_to_array(CASE WHEN is_python THEN right(stack, 2048) ELSE left(stack, 2048) END, E'\n') LOOP
-    line := rtrim(line, E' \t\r');
+    t := ltrim(rtrim(line, E' \t\r'), E' \t');
     frame := NULL;
-    fn := NULL;
     loc := NULL;
     IF is_python THEN
-      IF line LIKE 'Traceback (most recent call last):%' THEN
+      IF t LIKE 'File "%", line %, in %' THEN
+        fn := substr(t, strpos(t, ', in ') + 5);
+        loc := split_part(t, '"', 2);
+      ELSIF t LIKE 'Traceback (most recent call last):%' THEN
         frames := '{}';
-      ELSIF ltrim(line, E' \t') LIKE 'File "%", line %, in %' THEN
-        fn := substr(line, strpos(line, ', in ') + 5);
-        loc := split_part(line, '"', 2);
       END IF;
-    ELSIF ltrim(line, E' \t') LIKE 'at %' THEN
-      -- Node/JS, JVM, .NET.
-      line := substr(ltrim(line, E' \t'), 4);
-      IF line LIKE 'async %' THEN
-        line := substr(line, 7);
+    ELSIF t LIKE 'at %' THEN
+      -- Node/JS, JVM, .NET: without "at", "async" and a logback jar suffix "~[app.jar:1.2]".
+      t := CASE WHEN t LIKE 'at async %' THEN substr(t, 10) ELSE substr(t, 4) END;
+      IF strpos(t, '[') > 0 THEN
+        t := regexp_replace(t, '\s+~?\[[^\]]*\]$', '');
       END IF;
-      IF strpos(line, '[') > 0 THEN
-        line := regexp_replace(line, '\s+~?\[[^\]]*\]$', ''); -- a logback jar suffix "~[app.jar:1.2]"
+      IF right(t, 1) = ')' AND strpos(t, ' (') > 0 THEN                  -- Node: fn (location)
+        fn := left(t, strpos(t, ' (') - 1);
+        loc := substr(t, strpos(t, ' (') + 2, length(t) - strpos(t, ' (') - 2);
+      ELSIF strpos(t, ' in ') > 0 AND t LIKE '%:line %' THEN               -- .NET with a file
+        fn := left(t, strpos(t, ' in ') - 1);
+        loc := substring(t FROM ' in (.+):line \d+$');
+      ELSIF strpos(t, '(') = 0 THEN                                        -- Node: anonymous
+        fn := NULL;
+        loc := t;
+      ELSIF t ~ '^[^\s(]+\([^()]*\)$' THEN                                 -- JVM; .NET without a file
+        frame := regexp_replace(t, ':\d+\)$', ')');
       END IF;
-      p := strpos(line, ' in ');
-      IF p > 0 AND line LIKE '%:line %' THEN
-        fn := left(line, p - 1);
-        loc := substr(line, p + 4);
-        loc := left(loc, strpos(loc, ':line ') - 1);
-      ELSIF line ~ '^[^\s(]+\([^()]*\)$' THEN
-        frame := regexp_replace(line, ':\d+\)$', ')');
-      ELSE
-        p := strpos(line, ' (');
-        IF p > 0 AND right(line, 1) = ')' THEN
-          fn := left(line, p - 1);
-          loc := substr(line, p + 2, length(line) - p - 2);
-        ELSE
-          loc := line;
-        END IF;
-        line := rtrim(loc, '0123456789');
-        IF right(line, 1) = ':' AND line <> loc THEN
-          loc := rtrim(line, ':');
-          line := rtrim(loc, '0123456789');
-          IF right(line, 1) = ':' AND line <> loc THEN
-            loc := rtrim(line, ':');
-          END IF;
-        ELSIF loc IN ('native', '<anonymous>') OR loc LIKE 'index %' THEN
-          frame := concat_ws(' ', fn, '(' || loc || ')');
-        ELSE
-          loc := NULL;
+      IF loc IS NOT NULL AND strpos(t, ':line ') = 0 THEN                -- Node: drop :line:col
+        t := loc;
+        loc := regexp_replace(loc, '(:\d+){1,2}$', '');
+        IF loc = t AND NOT (loc IN ('native', '<anonymous>') OR loc LIKE 'index %') THEN
+          loc := NULL;                                                      -- no location: a message line
         END IF;
       END IF;
     ELSIF left(line, 1) = E'\t' AND strpos(line, '.go:') > 0 THEN
-      m := regexp_match(line, '^\t(.+\.go):\d+( \+0x[0-9a-f]+)?$');
-      IF m IS NOT NULL AND prev NOT LIKE 'panic(%' AND prev NOT LIKE 'runtime.%' THEN
+      IF t ~ '^.+\.go:\d+( \+0x[0-9a-f]+)?$' AND prev NOT LIKE 'panic(%' AND prev NOT LIKE 'runtime.%' THEN
         fn := regexp_replace(prev, '\([^()]*\)$| in goroutine \d+$', '');
-        loc := m[1];
+        loc := substring(t FROM '^(.+\.go):\d+');
       END IF;
-    ELSIF strpos(line, ':in ') > 0 THEN
-      m := regexp_match(line, '^\s*(?:from\s+)?([^:\s][^:]*):\d+:in [`''](.+?)''');
-      fn := m[2];
-      loc := m[1];
-    ELSIF strpos(line, '@') > 0 THEN
-      m := regexp_match(line, '^([^@\s]*)@(.+):\d+:\d+$');
-      fn := nullif(m[1], '');
-      loc := m[2];
+    ELSIF strpos(t, ':in ') > 0 THEN
+      fn := substring(t FROM '^(?:from\s+)?[^:\s][^:]*:\d+:in [`'']([^`'']+)''');
+      loc := CASE WHEN fn IS NOT NULL THEN substring(t FROM '^(?:from\s+)?([^:\s][^:]*):\d+:in ') END;
+    ELSIF strpos(t, '@') > 0 THEN
+      loc := substring(t FROM '^[^@\s]*@(.+):\d+:\d+$');
+      fn := nullif(split_part(t, '@', 1), '');
     END IF;
-    prev := line;
-    IF loc IS NOT NULL AND frame IS NULL THEN
+    prev := t;
+    IF loc IS NOT NULL THEN
+      -- A path keeps its last two segments, without query, fragment or "@1.2.3" version.
       IF loc NOT LIKE 'node:%' AND (strpos(loc, '/') > 0 OR strpos(loc, '\') > 0) THEN
         loc := split_part(split_part(translate(loc, '\', '/'), '?', 1), '#', 1);
         IF strpos(loc, '@') > 0 THEN
           loc := regexp_replace(loc, '@v?[0-9][^/]*', '', 'g');
         END IF;
-        parts := string_to_array(loc, '/');
-        p := cardinality(parts);
-        IF p > 2 THEN
-          loc := parts[p - 1] || '/' || parts[p];
-        END IF;
+        loc := reverse(split_part(reverse(loc), '/', 2)) || '/' || reverse(split_part(reverse(loc), '/', 1));
       END IF;
       frame := concat_ws(' ', fn, '(' || loc || ')');
     END IF;
     IF frame IS NOT NULL THEN
       IF translate(frame, '0123456789', '') <> frame THEN
-        frame := regexp_replace(regexp_replace(frame,
+        frame := regexp_replace(regexp_replace(regexp_replace(frame,
                    '[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\m0x[0-9a-f]+\M|\m(?=[0-9a-f]{6,}\M)(?=[0-9a-f]*[a-f])[0-9a-f]*[0-9][0-9a-f]*\M', '<hex>', 'gi'),
-                   '\m\d+\M', '<n>', 'g');
-        IF strpos(frame, 'Generated') > 0 OR strpos(frame, '$') > 0 THEN
-          frame := regexp_replace(frame, '(Generated\w*Accessor|\$Proxy)\d+', '\1<id>', 'g');
-        END IF;
+                   '\m\d+\M', '<n>', 'g'),
+                   '(Generated\w*Accessor|\$Proxy)\d+', '\1<id>', 'g');
       END IF;
-      IF strpos(frame, '$') > 0 THEN
-        frame := regexp_replace(frame, '(\$(?:HibernateProxy|ByteBuddy|MockitoMock)\$)\w+', '\1<id>', 'g');
-      END IF;
-      IF octet_length(frame) <> length(frame) THEN
-        frame := regexp_replace(frame, '[^ -~]', '?', 'g');
+      IF strpos(frame, '$') > 0 OR octet_length(frame) <> length(frame) THEN
+        frame := regexp_replace(regexp_replace(frame, '(\$(?:HibernateProxy|ByteBuddy|MockitoMock)\$)\w+', '\1<id>', 'g'), '[^ -~]', '?', 'g');
       END IF;
       frames := frames || left(frame, 120);
       EXIT WHEN NOT is_python AND cardinality(frames) = 5;
@@ -154,8 +130,7 @@ BEGIN
   END LOOP;
   IF cardinality(frames) = 0 THEN
     RETURN NULL;
-  END IF;
-  IF is_python THEN
+  ELSIF is_python THEN
     frames := ARRAY(SELECT f FROM unnest(frames) WITH ORDINALITY AS x(f, n) ORDER BY n DESC LIMIT 5);
   END IF;
   RETURN 'at ' || array_to_string(frames, E'\nat ');
