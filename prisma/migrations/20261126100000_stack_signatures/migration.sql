@@ -29,9 +29,8 @@
 --   Firefox/Safari "fn@https://cdn/app.js:1:2"     → "at fn (cdn/app.js)"
 -- Line and column numbers go; a path keeps its last two segments (directory and file: a root,
 -- scheme or host before them goes), without query string, fragment or "@1.2.3" version; then, as in
--- messages, uuids, hex
--- addresses (0x…) and hex ids of 6+ characters with a digit (bundle hashes, CGLIB suffixes) become
--- <hex>, standalone numbers <n>, JVM generated classes (GeneratedMethodAccessor12, $Proxy42,
+-- messages, uuids, hex addresses (0x…) and hex ids of 6+ characters with a digit (bundle hashes,
+-- CGLIB suffixes) become <hex>, standalone numbers <n>, JVM generated classes (GeneratedMethodAccessor12, $Proxy42,
 -- $HibernateProxy$…) <id>, and characters outside printable ASCII '?' (so the key's bytes stay
 -- bounded). Lines that are not frames (the message lines at the top of a JS or .NET stack, "Caused
 -- by:", "... 12 more") are skipped. No frame → NULL, and the group signature is the message
