@@ -87,7 +87,7 @@ const chunkSql = (mix: StatusMix, resolvedAt: 'now' | 'updated') => `
 with added as (
   insert into dead_letters (id, ${SYNTHETIC_COLUMNS.join(', ')}, resolved_at, error_group_id)
   select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then ${resolvedAt === 'now' ? 'now()' : 'r.updated_at'} end,
-         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_error_signature(r.error_message))
+         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_group_signature(null, lazarus_error_signature(r.error_message), r.error_stack))
     from (${syntheticDeadLettersSelect(mix, true)}) r(id, ${SYNTHETIC_COLUMNS.join(', ')})
   returning id, created_at, error_message, error_stack
 ), texts as (
@@ -112,10 +112,11 @@ select lazarus_rollup_bucket(created_at), error_signature, event_type, queue, er
 const GROUP_DELTAS_SQL = `
 insert into error_group_deltas (group_id, event_type, error_kind, signature, bucket, total, unresolved, failures, requeued,
                                 first_seen, last_seen, queues, sources, sample_id)
-select error_group_id, event_type, error_kind, coalesce(fingerprint, error_signature), lazarus_rollup_bucket(created_at),
+select error_group_id, event_type, error_kind,
+       lazarus_group_signature(min(fingerprint), min(error_signature), max(error_stack collate "C")), lazarus_rollup_bucket(created_at),
        count(*), sum(lazarus_is_unresolved(status)), sum(lazarus_is_unresolved(status)), 0,
        min(created_at), max(created_at), array_agg(distinct queue), array_agg(distinct source), min(id)
-  from dead_letters group by 1, 2, 3, 4, 5`;
+  from dead_letters group by error_group_id, event_type, error_kind, lazarus_rollup_bucket(created_at)`;
 
 /** Folds the whole error-group ledger, as the service's folder would. */
 export async function foldAllErrorGroups(client: pg.ClientBase): Promise<void> {
