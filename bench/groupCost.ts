@@ -8,7 +8,9 @@
 //    RECORDED, error texts) stays on in both modes: "off" is main without groups. The folder's own
 //    time (lazarus_fold_error_groups over the whole ledger, off the producers' path) is reported
 //    beside it. Rows fall into 4 groups (one per event type) unless GROUP_COUNT=n spreads them over
-//    n fingerprints.
+//    n fingerprints. STACKS=1 gives every row a Node stack of ~1 KB (8 frames, line numbers varying,
+//    3 call sites), so the group signature reads frames (migration 20261126100000_stack_signatures);
+//    both modes then pay for storing and indexing the stack, "on" for its frames too.
 // 2. errorGroups' first page (50 groups with their 24-hour sparkline, as the console asks) at
 //    PAGE_GROUPS groups (default 10,000) and PAGE_EVENTS events (default 1,000,000), through the
 //    whole GraphQL pipeline in-process: p50/p95 per order over PAGE_RUNS requests (default 40).
@@ -30,6 +32,16 @@ const EVENTS = Number(process.env.EVENTS ?? 20_000);
 const SINGLES = Number(process.env.SINGLES ?? 2_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const GROUPS = process.env.GROUP_COUNT ? Number(process.env.GROUP_COUNT) : null;
+const STACKS = process.env.STACKS === '1';
+const stackOf = (i: number) => `Error: HTTP 503 from inventory-service (request ${i})
+    at InventoryClient.reserve (/app/src/clients/inventory.ts:${80 + (i % 40)}:11)
+    at async ${['placeOrder', 'shipOrder', 'captureOrder'][i % 3]} (/app/src/orders/handlers.ts:${100 + (i % 7)}:5)
+    at async Promise.all (index ${i % 4})
+    at async consume (/app/src/kafka/consumer.ts:57:9)
+    at async Runner.processEachMessage (/app/node_modules/kafkajs/src/consumer/runner.js:231:9)
+    at async onBatch (/app/node_modules/kafkajs/src/consumer/runner.js:447:9)
+    at async Runner.handleBatch (/app/node_modules/kafkajs/src/consumer/runner.js:461:5)
+    at async /app/node_modules/kafkajs/src/consumer/runner.js:584:13`;
 const PAGE_GROUPS = Number(process.env.PAGE_GROUPS ?? 10_000);
 const PAGE_EVENTS = Number(process.env.PAGE_EVENTS ?? 1_000_000);
 const PAGE_RUNS = Number(process.env.PAGE_RUNS ?? 40);
@@ -44,7 +56,7 @@ client.on('error', () => {});
 try {
   await migrate(url, { logger: pino({ level: 'silent' }) });
   await client.connect();
-  const totals = await measureTriggerCost({ client, triggers: TRIGGERS, events: EVENTS, singles: SINGLES, rounds: ROUNDS, fingerprint: GROUPS ? (i) => `group-${i % GROUPS}` : undefined });
+  const totals = await measureTriggerCost({ client, triggers: TRIGGERS, events: EVENTS, singles: SINGLES, rounds: ROUNDS, fingerprint: GROUPS ? (i) => `group-${i % GROUPS}` : undefined, stack: STACKS ? stackOf : undefined });
   const groupCount = async () => (await client.query('select count(*)::int as n from error_groups')).rows[0].n as number;
   const rows = (await client.query('select count(*)::int as n from dead_letters')).rows[0].n;
   const ledgerRows = (await client.query('select count(*)::int as n from error_group_deltas')).rows[0].n as number;
@@ -56,7 +68,7 @@ try {
   const summary = summarizeTriggerCost(totals);
   console.log(JSON.stringify({
     batchInserts: `${EVENTS} rows in ${BATCH}-row statements, half each mode`, singleInserts: `${SINGLES} one-row statements, half each mode`,
-    bulkUpdates: `${ROUNDS} full-table status updates per mode over ${EVENTS + SINGLES} rows`, deletes: `half of the rows per mode`, rowsLeft: rows, groups,
+    bulkUpdates: `${ROUNDS} full-table status updates per mode over ${EVENTS + SINGLES} rows`, deletes: `half of the rows per mode`, rowsLeft: rows, groups, stacks: STACKS,
     loadAverage1m: Number(loadavg()[0]!.toFixed(2)), summary,
     folder: { ledgerRows, foldMs: Math.round(foldMs), msPer1000LedgerRows: Number(((foldMs / Math.max(1, ledgerRows)) * 1000).toFixed(1)) },
     firstPage: page,

@@ -44,21 +44,19 @@ export function useTestDatabase(): TestDatabase {
 }
 
 export async function truncateAll(handle: DbHandle): Promise<void> {
-  // A service running in the test locks dead_letters and dead_letter_states in both orders (a
-  // claim: state row, then the event; a purge or an insert: the event, then its state row by
-  // trigger), so a TRUNCATE of both can deadlock with it whichever it names first. PostgreSQL
-  // then aborts one of the two; when it is this one, it runs again.
+  // A service running in the test (its retry loop, redrive runner, deliverer) locks rows of these
+  // tables in its own order; PostgreSQL may pick this statement as a deadlock's victim (40P01).
+  // It then rolled back whole, so it is simply run again.
   for (let attempt = 1; ; attempt++) {
     try {
-      await truncateAllOnce(handle);
-      return;
+      return await truncateOnce(handle);
     } catch (error) {
       if ((error as { code?: string }).code !== '40P01' || attempt === 5) throw error;
     }
   }
 }
 
-async function truncateAllOnce(handle: DbHandle): Promise<void> {
+async function truncateOnce(handle: DbHandle): Promise<void> {
   await handle.pool.query(
     // One implicit transaction. It first takes the error-group folder's lock (the folder only
     // tries it, and skips), so a service running in the test cannot fold while the tables go: its
@@ -67,7 +65,7 @@ async function truncateAllOnce(handle: DbHandle): Promise<void> {
     // which fails for tables the same TRUNCATE names.
     `select pg_advisory_xact_lock(${ERROR_GROUP_FOLD_LOCK});
      truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
-     truncate dead_letter_states, dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
+     truncate dead_letter_states, dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms, transform_items restart identity;
      truncate rate_limit_windows;
      truncate alerts, alert_throttles, alert_rules restart identity;
      delete from retry_policies where event_type <> '*'`,
