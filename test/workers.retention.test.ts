@@ -21,7 +21,7 @@ describe('purgeFinishedDeadLetters and rows other transactions hold', () => {
     const requeue = await t.handle.pool.connect();
     try {
       await requeue.query('begin');
-      await requeue.query(`update dead_letters set status = 'PENDING', next_attempt_at = now() where id = $1`, [event.id.toString()]);
+      await requeue.query(`update lazarus_dead_letters set status = 'PENDING', next_attempt_at = now() where id = $1`, [event.id.toString()]);
       const purge = purgeFinishedDeadLetters(t.db, 30 * DAY_MS, 100);
       // A purge that waits for the row deletes it once the requeue commits (the DELETE re-checked
       // only the id); one that skips held rows has already answered.

@@ -25,7 +25,7 @@ export async function purgeFinishedDeadLetters(db: Db, olderThanMs: number, limi
     // deletions (at most wal_writer_delay × 3); the rows are old and finished, and the next pass
     // deletes them again.
     await tx.$executeRaw`set local synchronous_commit = off`;
-    // The state rows are locked first (a requeue writes the state row), SKIP LOCKED and MATERIALIZED (an inlined CTE would lose the lock
+    // The rows (the event and its state row, through the view) are locked first, SKIP LOCKED and MATERIALIZED (an inlined CTE would lose the lock
     // clause's place). A row another transaction holds is skipped, not waited for: a requeue may be
     // turning it PENDING, and a DELETE that waited re-checked only the id and deleted the requeued
     // event (test/workers.retention.test.ts); a wait also kept this transaction open, holding back
@@ -33,7 +33,7 @@ export async function purgeFinishedDeadLetters(db: Db, olderThanMs: number, limi
     // and age hold at delete time. The next pass takes what was skipped.
     const rows = await tx.$queryRaw<{ n: number }[]>`
       with old as materialized (
-        select id from dead_letter_states
+        select id from lazarus_dead_letters
          where status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED')
            and resolved_at < now() - ${olderThanMs}::bigint * interval '1 millisecond'
          order by resolved_at
