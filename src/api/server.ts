@@ -77,8 +77,8 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
     }
     return maskError(error, message, isDev);
   };
-  // SSE subscribers of the same operation share one execution and the same bytes.
   const errorGroupChanges = deps.errorGroupChanges ?? createErrorGroupChangeSource({ db: deps.db, logger: deps.logger });
+  // SSE subscribers of the same operation share one execution and the same bytes.
   const fanOut = createSseFanOut({ maskError: maskResultError, maxQueuedEvents: deps.live?.maxQueuedEvents ?? 10_000, logger: deps.logger });
   return createYoga<Record<string, never>, GraphQLContext>({
     schema,
