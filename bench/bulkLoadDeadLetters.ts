@@ -54,6 +54,12 @@ export interface BulkLoadOptions {
   mix?: StatusMix;
   /** The time the rows' times count back from (created_at over the 30 days before it). Default: the start. */
   now?: Date;
+  /**
+   * resolved_at of the finished rows: 'now' (default), as the stamp trigger sets it on insert; or
+   * 'updated', a minute after the row's created_at, so that with `now` in the past the rows
+   * finished long ago (what a retention pass finds).
+   */
+  resolvedAt?: 'now' | 'updated';
   /** Rows per statement. Default 100,000. */
   chunkRows?: number;
   /** Connections that load and build indexes at once. Default 2. */
@@ -77,11 +83,11 @@ export async function insertThroughTriggers(client: pg.ClientBase, lo: number, h
   await client.query(`insert into dead_letters (${SYNTHETIC_COLUMNS.join(', ')}) ${syntheticDeadLettersSelect(mix)}`, [lo, hi, now]);
 }
 
-const chunkSql = (mix: StatusMix) => `
+const chunkSql = (mix: StatusMix, resolvedAt: 'now' | 'updated') => `
 with added as (
   insert into dead_letters (id, ${SYNTHETIC_COLUMNS.join(', ')}, resolved_at, error_group_id)
-  select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then now() end,
-         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_error_signature(r.error_message))
+  select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then ${resolvedAt === 'now' ? 'now()' : 'r.updated_at'} end,
+         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_group_signature(null, lazarus_error_signature(r.error_message), r.error_stack))
     from (${syntheticDeadLettersSelect(mix, true)}) r(id, ${SYNTHETIC_COLUMNS.join(', ')})
   returning id, created_at, error_message, error_stack
 ), texts as (
@@ -106,10 +112,11 @@ select lazarus_rollup_bucket(created_at), error_signature, event_type, queue, er
 const GROUP_DELTAS_SQL = `
 insert into error_group_deltas (group_id, event_type, error_kind, signature, bucket, total, unresolved, failures, requeued,
                                 first_seen, last_seen, queues, sources, sample_id)
-select error_group_id, event_type, error_kind, coalesce(fingerprint, error_signature), lazarus_rollup_bucket(created_at),
+select error_group_id, event_type, error_kind,
+       lazarus_group_signature(min(fingerprint), min(error_signature), max(error_stack collate "C")), lazarus_rollup_bucket(created_at),
        count(*), sum(lazarus_is_unresolved(status)), sum(lazarus_is_unresolved(status)), 0,
        min(created_at), max(created_at), array_agg(distinct queue), array_agg(distinct source), min(id)
-  from dead_letters group by 1, 2, 3, 4, 5`;
+  from dead_letters group by error_group_id, event_type, error_kind, lazarus_rollup_bucket(created_at)`;
 
 /** Folds the whole error-group ledger, as the service's folder would. */
 export async function foldAllErrorGroups(client: pg.ClientBase): Promise<void> {
@@ -149,7 +156,7 @@ export async function assertKnownTriggers(client: pg.ClientBase): Promise<void> 
 }
 
 export async function bulkLoadDeadLetters(options: BulkLoadOptions): Promise<BulkLoadTimings> {
-  const { url, rows, mix = 'read', now = new Date(), chunkRows = 100_000, connections = 2, maintenanceWorkMem = '512MB' } = options;
+  const { url, rows, mix = 'read', now = new Date(), resolvedAt = 'now', chunkRows = 100_000, connections = 2, maintenanceWorkMem = '512MB' } = options;
   const log = options.log ?? (() => {});
   const admin = await connect(url);
   const clients: pg.Client[] = [];
@@ -172,7 +179,7 @@ export async function bulkLoadDeadLetters(options: BulkLoadOptions): Promise<Bul
     for (let lo = 1; lo <= rows; lo += chunkRows) chunks.push([lo, Math.min(rows, lo + chunkRows - 1)]);
     let t = performance.now();
     let loaded = 0;
-    const sql = chunkSql(mix);
+    const sql = chunkSql(mix, resolvedAt);
     await runOnEach(clients, chunks, async (client, [lo, hi]) => {
       const { rows: [r] } = await client.query<{ n: number }>(sql, [lo, hi, now]);
       loaded += r!.n;

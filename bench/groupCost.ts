@@ -10,7 +10,10 @@
 //    measurement; the table shows the median round and the spread (min–max), so one noisy moment
 //    of the machine shows as spread, not as the result. The folder's own time (over the last
 //    round's ledger, off the producers' path) is reported beside it. Rows fall into 4 groups (one
-//    per event type) unless GROUP_COUNT=n spreads them over n fingerprints.
+//    per event type) unless GROUP_COUNT=n spreads them over n fingerprints. STACKS=1 gives every
+//    row a Node stack of ~1 KB (8 frames, line numbers varying, 3 call sites), so the group
+//    signature reads frames (migration 20261126100000_stack_signatures); both modes then pay for
+//    storing and indexing the stack, "on" for its frames too.
 // 2. errorGroups' first page (50 groups with their 24-hour sparkline, as the console asks) at
 //    PAGE_GROUPS groups (default 10,000) and PAGE_EVENTS events (default 1,000,000), through the
 //    whole GraphQL pipeline in-process: p50/p95 per order over PAGE_RUNS requests (default 40).
@@ -42,6 +45,16 @@ const SINGLES = Number(process.env.SINGLES ?? 1_000);
 const UPDATES = Number(process.env.UPDATES ?? 2);
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const GROUPS = process.env.GROUP_COUNT ? Number(process.env.GROUP_COUNT) : null;
+const STACKS = process.env.STACKS === '1';
+const stackOf = (i: number) => `Error: HTTP 503 from inventory-service (request ${i})
+    at InventoryClient.reserve (/app/src/clients/inventory.ts:${80 + (i % 40)}:11)
+    at async ${['placeOrder', 'shipOrder', 'captureOrder'][i % 3]} (/app/src/orders/handlers.ts:${100 + (i % 7)}:5)
+    at async Promise.all (index ${i % 4})
+    at async consume (/app/src/kafka/consumer.ts:57:9)
+    at async Runner.processEachMessage (/app/node_modules/kafkajs/src/consumer/runner.js:231:9)
+    at async onBatch (/app/node_modules/kafkajs/src/consumer/runner.js:447:9)
+    at async Runner.handleBatch (/app/node_modules/kafkajs/src/consumer/runner.js:461:5)
+    at async /app/node_modules/kafkajs/src/consumer/runner.js:584:13`;
 const PAGE_GROUPS = Number(process.env.PAGE_GROUPS ?? 10_000);
 const PAGE_EVENTS = Number(process.env.PAGE_EVENTS ?? 1_000_000);
 const PAGE_RUNS = Number(process.env.PAGE_RUNS ?? 40);
@@ -67,7 +80,7 @@ try {
   // Part 1: ROUNDS rounds, each alternating on/off statement by statement.
   const rounds: TriggerCostTotals[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    rounds.push(await measureTriggerCost({ client, triggers: TRIGGERS, events: EVENTS, singles: SINGLES, rounds: UPDATES, fingerprint: GROUPS ? (i) => `group-${i % GROUPS}` : undefined }));
+    rounds.push(await measureTriggerCost({ client, triggers: TRIGGERS, events: EVENTS, singles: SINGLES, rounds: UPDATES, fingerprint: GROUPS ? (i) => `group-${i % GROUPS}` : undefined, stack: STACKS ? stackOf : undefined }));
     const last = rounds.at(-1)!;
     process.stderr.write(`round ${r + 1}/${ROUNDS}: wall ${JSON.stringify(ratiosOf(last))}${last.cpu ? `, backend CPU ${JSON.stringify(ratiosOf(last.cpu))}` : ''}\n`);
   }

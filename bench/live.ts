@@ -24,7 +24,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { startServiceProcess } from './serviceProcess.ts';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import { compactRollups } from '../src/domain/statsRollups.ts';
-import { RETENTION_BATCH } from '../src/workers/retry/startRetryLoop.ts';
+import { RETENTION_BATCH } from '../src/workers/retention.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 
 const adminUrl = process.env.BENCH_ADMIN_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';

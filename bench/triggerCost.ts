@@ -44,6 +44,8 @@ export async function measureTriggerCost(o: {
   rounds: number;
   /** The fingerprint of row i (null: none). */
   fingerprint?: (i: number) => string | null;
+  /** The error stack of row i (null: none). */
+  stack?: (i: number) => string | null;
 }): Promise<TriggerCostTotals> {
   const { client } = o;
   const filler = 'x'.repeat(2_600);
@@ -54,10 +56,10 @@ export async function measureTriggerCost(o: {
     for (let k = 0; k < n; k++) {
       const i = start + k;
       const b = values.length;
-      values.push(kinds[i % 4], JSON.stringify({ orderId: i, note: filler }), `HTTP 503 from inventory-service (request ${i})`, o.fingerprint?.(i) ?? null);
-      tuples.push(`($${b + 1}, 'orders', 'checkout', $${b + 2}::jsonb, '{}'::jsonb, 'DOWNSTREAM_API', $${b + 3}, $${b + 4})`);
+      values.push(kinds[i % 4], JSON.stringify({ orderId: i, note: filler }), `HTTP 503 from inventory-service (request ${i})`, o.fingerprint?.(i) ?? null, o.stack?.(i) ?? null);
+      tuples.push(`($${b + 1}, 'orders', 'checkout', $${b + 2}::jsonb, '{}'::jsonb, 'DOWNSTREAM_API', $${b + 3}, $${b + 4}, $${b + 5})`);
     }
-    await client.query(`insert into dead_letters (event_type, queue, source, payload, headers, error_kind, error_message, fingerprint) values ${tuples.join(',')}`, values);
+    await client.query(`insert into dead_letters (event_type, queue, source, payload, headers, error_kind, error_message, fingerprint, error_stack) values ${tuples.join(',')}`, values);
   };
   const setTriggers = async (mode: Mode) => {
     for (const trigger of o.triggers) await client.query(`alter table dead_letters ${mode === 'on' ? 'enable' : 'disable'} trigger ${trigger}`);

@@ -3,6 +3,7 @@
 // deliverer, and the SSRF check again at delivery.
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Webhook } from 'standardwebhooks';
+import { sendTestAlert } from '../src/domain/alertRules.ts';
 import { raiseAlert } from '../src/domain/alerts.ts';
 import type { AlertFormat } from '../src/generated/prisma/enums.ts';
 import { createChangeListener, type ChangeListener } from '../src/live/changeListener.ts';
@@ -108,6 +109,29 @@ describe('delivering an alert', () => {
     } finally {
       await listener.stop();
     }
+  });
+
+  it('delivers a test alert of a disabled, throttled rule at once, woken by its NOTIFY, and leaves the throttle alone', async () => {
+    const rule = await t.db.alertRule.create({
+      data: { name: 'new', trigger: 'NEW_GROUP', enabled: false, targetUrl: sink.url, signingSecret: SECRET, allowPrivateTarget: true },
+    });
+    await t.db.alertThrottle.create({ data: { ruleId: rule.id, subject: 'test', lastRaisedAt: new Date() } });
+    const listener: ChangeListener = createChangeListener({ url: t.url, logger: silentLogger });
+    await listener.start();
+    try {
+      const d = deliverer({ wake: (fn) => (listener.onAlertsRaised(fn), () => {}) });
+      await new Promise<void>((resolve) => d.events.once('pass', () => resolve()));
+      const id = await sendTestAlert(t.db, rule.id, 'admin-alice');
+      expect((await untilFinal(d, id)).outcome.kind).toBe('DELIVERED');
+    } finally {
+      await listener.stop();
+    }
+
+    expect(new Webhook(SECRET).verify(sink.requests[0]!.body, sink.requests[0]!.headers as Record<string, string>)).toMatchObject({
+      trigger: 'NEW_GROUP', subject: 'test', summary: "Test alert sent by admin-alice: checking this rule's target",
+      details: { test: true, sentBy: 'admin-alice' }, rule: { id: rule.id.toString(), name: 'new' },
+    });
+    expect(await t.db.alertThrottle.count()).toBe(1);
   });
 
   it('retries a failing receiver with backoff, under the same webhook-id, until it is delivered', async () => {

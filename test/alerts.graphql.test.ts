@@ -20,6 +20,7 @@ const RULE_FIELDS = 'id name trigger threshold windowSeconds enabled targetUrl f
 const CREATE = `mutation ($input: CreateAlertRuleInput!) { createAlertRule(input: $input) { ${RULE_FIELDS} } }`;
 const UPDATE = `mutation ($input: UpdateAlertRuleInput!) { updateAlertRule(input: $input) { ${RULE_FIELDS} } }`;
 const DELETE = 'mutation ($id: ID!) { deleteAlertRule(id: $id) { id name } }';
+const SEND_TEST = 'mutation ($ruleId: ID!) { sendTestAlert(ruleId: $ruleId) { id ruleName trigger subject summary deliveryStatus rule { id } } }';
 const VALID = { name: 'backlog', trigger: 'BACKLOG', threshold: 1000, targetUrl: 'https://hooks.example.com/alerts', signingSecret: 'a-very-long-secret-value' };
 const snapshot = () => t.db.$queryRaw`select * from alert_rules order by id`;
 
@@ -103,20 +104,54 @@ describe('alert rules over GraphQL', () => {
     expect(malformed.body.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 
-  it.each([['operator'], ['viewer']] as const)('refuses a %s every rule operation with FORBIDDEN, writing nothing', async (role) => {
+  it.each([['operator'], ['viewer']] as const)('refuses a %s every rule change, a test alert and the target URL with FORBIDDEN, writing nothing', async (role) => {
     const server = role === 'operator' ? operator : viewer;
     await execute(admin, CREATE, { input: VALID });
     const before = await snapshot();
 
     const results = await Promise.all([
-      execute(server, '{ alertRules { id } }'),
+      execute(server, '{ alertRules { id targetUrl } }'),
       execute(server, CREATE, { input: { ...VALID, name: 'mine' } }),
       execute(server, UPDATE, { input: { id: '1', enabled: false } }),
       execute(server, DELETE, { id: '1' }),
+      execute(server, SEND_TEST, { ruleId: '1' }),
     ]);
 
-    expect(results.map((r) => r.body.errors?.[0]?.extensions?.code)).toEqual(['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
+    expect(results.map((r) => r.body.errors?.[0]?.extensions?.code)).toEqual(['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
     expect(await snapshot()).toEqual(before);
+    expect(await t.db.alert.count()).toBe(0);
+  });
+
+  it.each([['operator'], ['viewer']] as const)('shows a %s every rule with its target host but not the URL', async (role) => {
+    await execute(admin, CREATE, { input: { ...VALID, targetUrl: 'https://hooks.slack.com:8443/services/T0/B0/secret-path', format: 'SLACK' } });
+
+    const { body } = await execute(role === 'operator' ? operator : viewer, '{ alertRules { id name trigger threshold windowSeconds enabled format targetHost hasSigningSecret } }');
+
+    expect(body).toEqual({
+      data: { alertRules: [{ id: '1', name: 'backlog', trigger: 'BACKLOG', threshold: 1000, windowSeconds: 900, enabled: true, format: 'SLACK', targetHost: 'hooks.slack.com:8443', hasSigningSecret: true }] },
+    });
+    expect(JSON.stringify(body)).not.toContain('secret-path');
+  });
+
+  it('sends a test alert through a rule, enabled or not, outside its throttle; NOT_FOUND for an unknown rule', async () => {
+    await execute(admin, CREATE, { input: { ...VALID, enabled: false } });
+    await raiseAlert(t.db, { trigger: 'REDRIVE_PAUSED', subjectId: 1, summary: 'no rule of this trigger: nothing raised' });
+
+    const sent = await execute(admin, SEND_TEST, { ruleId: '1' });
+    const again = await execute(admin, SEND_TEST, { ruleId: '1' });
+    const missing = await execute(admin, SEND_TEST, { ruleId: '99' });
+    const malformed = await execute(admin, SEND_TEST, { ruleId: 'x' });
+
+    expect(sent.body).toEqual({
+      data: { sendTestAlert: { id: '1', ruleName: 'backlog', trigger: 'BACKLOG', subject: 'test', summary: "Test alert sent by admin-alice: checking this rule's target", deliveryStatus: 'PENDING', rule: { id: '1' } } },
+    });
+    expect(again.body.data).toMatchObject({ sendTestAlert: { id: '2' } });
+    expect(missing.body.errors?.[0]?.extensions).toEqual({ code: 'NOT_FOUND', id: '99' });
+    expect(malformed.body.errors?.[0]?.extensions).toMatchObject({ code: 'BAD_USER_INPUT', argument: 'ruleId' });
+    expect(await t.db.alert.findMany({ select: { subject: true, details: true }, orderBy: { id: 'asc' } })).toEqual([
+      { subject: 'test', details: { test: true, sentBy: 'admin-alice' } }, { subject: 'test', details: { test: true, sentBy: 'admin-alice' } },
+    ]);
+    expect(await t.db.alertThrottle.count()).toBe(0);
   });
 });
 

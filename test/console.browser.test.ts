@@ -182,6 +182,27 @@ describe('console', () => {
     expect(history.rows).toEqual([{ action: 'PAYLOAD_TRANSFORMED', n: 3 }, { action: 'TRANSFORM_UNDONE', n: 3 }]);
   });
 
+  it('follows a transform larger than one batch while the service applies it, then its undo', async () => {
+    await sql(`insert into dead_letters (event_type, payload, error_message, status)
+      select 'refund.issued', jsonb_build_object('n', g, 'tags', jsonb_build_array('a')), 'schema mismatch', 'EXHAUSTED' from generate_series(1, 1200) g`);
+    const page = await open('/failures?type=refund.issued');
+    await page.getByTestId('matching').getByText('1,200 matching').waitFor();
+    await page.getByRole('button', { name: /Act on all 1,200 matching/ }).click();
+    await page.getByLabel('Transform payloads').check();
+    const editor = page.getByTestId('patch-editor').locator('.cm-content');
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('[{"op": "add", "path": "/tags/-", "value": "fixed"}]');
+    await page.getByRole('button', { name: 'Preview transform' }).click();
+    await page.getByRole('button', { name: 'Apply to 1,200' }).click();
+    // RUNNING when the mutation returns (more than one batch); the view follows it to APPLIED.
+    await page.getByTestId('transform-done').getByText(/applied: 1,200 payloads changed/).waitFor({ timeout: 30_000 });
+    expect((await sql(`select count(*)::int as n from dead_letters where payload->'tags' = '["a", "fixed"]'`)).rows[0].n).toBe(1200);
+    await page.getByRole('button', { name: /Undo transform \d+/ }).click();
+    await page.getByTestId('transform-undone').getByText(/1,200 payloads restored/).waitFor({ timeout: 30_000 });
+    expect((await sql(`select count(*)::int as n from dead_letters where payload->'tags' = '["a"]'`)).rows[0].n).toBe(1200);
+  });
+
   it('follows a redrive on screen until it is COMPLETED', async () => {
     await sql(`insert into dead_letters (event_type, error_message, status) select 'sync.push', 'timeout ' || g, 'EXHAUSTED' from generate_series(1, 30) g`);
     const page = await open('/failures?type=sync.push');

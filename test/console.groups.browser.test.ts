@@ -31,22 +31,28 @@ async function open(path: string): Promise<Page> {
 }
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 
-async function failures(n: number, o: { eventType: string; message: string; status?: string }): Promise<void> {
-  await sql(`insert into dead_letters (event_type, error_kind, error_message, status, attempts)
-             select $1, 'DOWNSTREAM_API', $2 || ' (request ' || i || ')', $3::"DeadLetterStatus", 5 from generate_series(1, $4::int) i`,
-    [o.eventType, o.message, o.status ?? 'EXHAUSTED', n]);
+/** `frame` gives each event a Node stack with that frame on a line of its own (line numbers differ). */
+async function failures(n: number, o: { eventType: string; message: string; status?: string; frame?: string }): Promise<void> {
+  await sql(`insert into dead_letters (event_type, error_kind, error_message, status, attempts, error_stack)
+             select $1, 'DOWNSTREAM_API', $2 || ' (request ' || i || ')', $3::"DeadLetterStatus", 5,
+                    'Error: ' || $2 || chr(10) || '    at ' || $5 || ':' || (10 + i) || ':7)' from generate_series(1, $4::int) i`,
+    [o.eventType, o.message, o.status ?? 'EXHAUSTED', n, o.frame ?? null]);
 }
 const groupIdOf = async (eventType: string) => (await sql('select error_group_id::text as id from dead_letters where event_type = $1 limit 1', [eventType])).rows[0].id as string;
 
 describe('console error groups', () => {
   it('lists groups with counts and sparklines, and acknowledges one from its page with a reason', async () => {
     await failures(4, { eventType: 'invoice.sent', message: 'SMTP relay refused' });
-    await failures(2, { eventType: 'order.placed', message: 'HTTP 503 from inventory' });
+    await failures(2, { eventType: 'order.placed', message: 'HTTP 503 from inventory', frame: 'chargeCard (/app/src/payments/charge.ts' });
     const list = await open('/groups');
     // The service's folder creates the groups; the list refetches on errorGroupChanged.
     await list.getByTestId('group-row').nth(1).waitFor();
     const rows = await list.getByTestId('group-row').allInnerTexts();
-    expect(rows).toEqual(expect.arrayContaining([expect.stringMatching(/OPEN\s+DOWNSTREAM_API SMTP relay refused \(request <n>\)\s+invoice\.sent\s+4\s+4/)]));
+    expect(rows).toEqual(expect.arrayContaining([
+      expect.stringMatching(/OPEN\s+DOWNSTREAM_API SMTP relay refused \(request <n>\)\s+invoice\.sent\s+4\s+4/),
+      // The group's top stack frame, under its message.
+      expect.stringMatching(/OPEN\s+DOWNSTREAM_API HTTP <n> from inventory \(request <n>\)\s+at chargeCard \(payments\/charge\.ts\)\s+order\.placed\s+2\s+2/),
+    ]));
     await list.locator('[data-testid="group-row"] canvas').nth(1).waitFor(); // a sparkline per group
     await screenshot(list, 'groups');
     expect(await axeViolations(list)).toEqual([]);
@@ -68,12 +74,13 @@ describe('console error groups', () => {
   });
 
   it('requeues a group: dry-run preview with what is not eligible, then confirm, then only its events change', async () => {
-    await failures(3, { eventType: 'refund.issued', message: 'ledger timeout' });
-    await failures(1, { eventType: 'refund.issued', message: 'ledger timeout', status: 'SUCCEEDED' });
+    await failures(3, { eventType: 'refund.issued', message: 'ledger timeout', frame: 'refund (/srv/app/ledger/refund.ts' });
+    await failures(1, { eventType: 'refund.issued', message: 'ledger timeout', status: 'SUCCEEDED', frame: 'refund (/srv/app/ledger/refund.ts' });
     await failures(2, { eventType: 'other.thing', message: 'ledger timeout' });
     const id = await groupIdOf('refund.issued');
     const page = await open(`/groups/${id}`);
     await page.getByTestId('group-unresolved').getByText('3', { exact: true }).waitFor();
+    expect(await page.getByTestId('group-frames').innerText()).toBe('at refund (ledger/refund.ts)');
 
     await page.getByRole('button', { name: /Requeue, resolve or discard the group/ }).click();
     await page.getByRole('button', { name: 'Preview (dry run)' }).click();

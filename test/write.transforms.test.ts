@@ -1,5 +1,7 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GraphQLServer } from '../src/api/server.ts';
+import { nextTransformBatch, startRedriveRunner, type RedriveRunner } from '../src/workers/redriveRunner.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { execute } from './helpers/graphql.ts';
@@ -10,6 +12,22 @@ let server: GraphQLServer;
 beforeAll(() => {
   server = writeServer(t.handle);
 });
+const running: RedriveRunner[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((r) => r.stop()));
+});
+
+/** The runner that applies and undoes transforms larger than one batch. */
+function startRunner(): RedriveRunner {
+  const runner = startRedriveRunner({ db: t.db, logger: pino({ level: 'silent' }), owner: 'runner', pollIntervalMs: 20 });
+  running.push(runner);
+  return runner;
+}
+
+async function untilCompleted(runner: RedriveRunner, id: string): Promise<void> {
+  for (;;) if ((await nextTransformBatch(runner, BigInt(id))).completed) return;
+}
+const TRANSFORM = `query ($id: ID!) { transform(id: $id) { status matched processed progress changed unchanged failed skipped restored keptEdited undoProcessed } }`;
 
 const ERRORS = `__typename ... on MutationError { code message } ... on ValidationError { field }`;
 const PREVIEW = `query ($input: PreviewTransformInput!) { previewTransform(input: $input) {
@@ -78,8 +96,16 @@ describe('transform with undo on 10,000 events', () => {
     expect(failing.failures).toEqual([{ reason: 'operation 0 (remove /legacy): nothing at /legacy', count: 10_000 - expected!.legacy, ids: ['1', '2', '3', '4', '5', '6', '8', '9', '10', '11'] }]);
     expect(await payloadsText()).toBe(start);
 
+    // Larger than one batch: recorded as RUNNING with its 10,000 targets, applied by the runner.
     const applied = field((await execute(server, APPLY, { input: { filter, patch, reason: 'currency fix' } })).body);
-    expect(applied).toMatchObject({ __typename: 'Transform', status: 'APPLIED', kind: 'JSON_PATCH', matched: 10_000, changed: expected!.changed, unchanged: expected!.unchanged, failed: 0, createdBy: 'ops-alice' });
+    expect(applied).toMatchObject({ __typename: 'Transform', status: 'RUNNING', kind: 'JSON_PATCH', matched: 10_000, changed: 0, createdBy: 'ops-alice' });
+    const runner = startRunner();
+    await untilCompleted(runner, applied.id);
+    expect(field((await execute(server, TRANSFORM, { id: applied.id })).body)).toEqual({
+      status: 'APPLIED', matched: 10_000, processed: 10_000, progress: 1, changed: expected!.changed, unchanged: expected!.unchanged, failed: 0, skipped: 0,
+      restored: 0, keptEdited: 0, undoProcessed: 0,
+    });
+    expect((await sql<{ n: number }>('select count(*)::int as n from transform_items'))[0]!.n).toBe(0);
     const [after] = await sql<{ usd: number; other: string }>(`
       select count(*) filter (where payload->>'currency' = 'usd' and event_type = 'bar.t')::int as usd,
              (select payload->>'currency' from dead_letters where event_type = 'other') as other from dead_letters`);
@@ -88,8 +114,13 @@ describe('transform with undo on 10,000 events', () => {
       `select count(*)::int as n, count(distinct dead_letter_id)::int as distinct_ids from dead_letter_actions where action = 'PAYLOAD_TRANSFORMED' and transform_id = $1`, [applied.id]);
     expect(history).toEqual({ n: expected!.changed, distinct_ids: expected!.changed });
 
-    const undone = field((await execute(server, UNDO, { input: { id: applied.id, reason: 'wrong currency' } })).body);
-    expect(undone).toMatchObject({ __typename: 'UndoTransformResult', restored: expected!.changed, edited: 0, editedIds: [], missing: 0, transform: { status: 'UNDONE', restored: expected!.changed, undoneBy: 'ops-alice' } });
+    const undoDone = untilCompleted(runner, applied.id);
+    const undoing = field((await execute(server, UNDO, { input: { id: applied.id, reason: 'wrong currency' } })).body);
+    expect(undoing).toMatchObject({ __typename: 'UndoTransformResult', transform: { status: 'UNDOING', undoneBy: 'ops-alice' } });
+    await undoDone;
+    expect(field((await execute(server, TRANSFORM, { id: applied.id })).body)).toMatchObject({
+      status: 'UNDONE', restored: expected!.changed, keptEdited: 0, undoProcessed: expected!.changed,
+    });
     expect(await payloadsText()).toBe(start);
 
     const [both] = await sql<{ transformed: number; undone: number }>(`

@@ -3,6 +3,7 @@
 // same SSRF rule as a retry policy's (targetUrlProblem): a private, loopback or metadata address
 // is refused unless allowPrivateTarget is set. Every refusal names the field and writes nothing.
 import type { Db } from '../db/createDb.ts';
+import { insertTestAlert } from '../db/sql/insertTestAlert.ts';
 import type { AlertFormat, AlertRule, AlertTrigger } from '../generated/prisma/client.ts';
 import { InvalidSettingError } from './errors.ts';
 import { targetUrlProblem } from './targetAddress.ts';
@@ -78,6 +79,19 @@ export async function deleteAlertRule(db: Db, id: bigint): Promise<AlertRule> {
   const deleted = rule ? await db.alertRule.deleteMany({ where: { id } }) : { count: 0 };
   if (!rule || deleted.count === 0) throw new AlertRuleNotFoundError(id);
   return rule;
+}
+
+/**
+ * Queues a test alert through rule `id`'s channel now: subject `test`, the rule's trigger, details
+ * `{ test: true, sentBy }`, whether or not the rule is enabled and without touching its throttle, so an
+ * admin can check the target answers. It is delivered, retried and recorded like any alert.
+ */
+export async function sendTestAlert(db: Db, id: bigint, actor: string): Promise<bigint> {
+  const alertId = await insertTestAlert(db, {
+    ruleId: id, summary: `Test alert sent by ${actor}: checking this rule's target`, details: { test: true, sentBy: actor },
+  });
+  if (alertId === null) throw new AlertRuleNotFoundError(id);
+  return alertId;
 }
 
 /** A create or rename that lost a race for the name to another admin's. */

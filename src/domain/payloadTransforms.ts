@@ -1,44 +1,53 @@
 // Payload transforms (issue 19 item 3): one patch applied to every event a DeadLetterFilter selects
-// (a group's members are the filter `{ groupId }`), previewed first, applied as one recorded change,
-// undone exactly.
+// (a group's members are the filter `{ groupId }`), previewed first, applied as one recorded
+// change in resumable batches, undone exactly.
 //
-// Apply is ONE transaction, capped at MAX_TRANSFORM_EVENTS events: it reads the selection in batches
-// of TRANSFORM_BATCH rows (locking each, FOR UPDATE), patches them here, checks the results against
-// the payload CHECKs and writes them with their history rows. Any event the patch does not apply to
-// (or whose result the CHECKs would refuse) rolls the whole transaction back, so the outcome is all
-// or nothing and a crash or restart mid-way leaves nothing half-done: there is nothing to resume.
-// We chose this over a resumable runner because all-or-nothing across batches committed separately
-// would need compensating undo on failure. The cost: the transaction holds the live feed's horizon
-// while it runs (docs/payload-transforms.md), so the cap keeps it to a few seconds.
-// PROCESSING events (a worker holds them) are never selected.
+// applyTransform first runs a validation pass over the whole selection, read-only and in batches of
+// TRANSFORM_BATCH (no transaction held across them): if the patch fails on any event (unless
+// skipFailing) or any result would break the payload CHECKs (always), it refuses with the failures
+// by reason, as preview reports them, and writes nothing. Otherwise it records the transform
+// (PREPARING) with its exact targets — every validated id with the md5 of the payload::text it
+// validated, kept compactly in memory (24 bytes an event) and written in chunks of
+// RECORD_CHUNK, each one short statement — then moves it to RUNNING, and the redrive runner
+// applies it in batches, each one short transaction (src/domain/transformBatches.ts). A transform
+// of at most one batch is run by the request itself, so it is APPLIED when the mutation returns;
+// a larger one returns RUNNING and its progress is on the row. undoTransform moves it to UNDOING
+// the same way. PROCESSING events are never selected, and skipped when they are at their batch.
+import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../db/createDb.ts';
-import { checkPayloadLimits, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } from '../db/sql/checkPayloadLimits.ts';
 import { countDeadLetterTargets } from '../db/sql/countDeadLetterTargets.ts';
 import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
+import { insertTransform, insertTransformItems, startPreparedTransform } from '../db/sql/insertTransform.ts';
 import type { Queryable } from '../db/sql/queryable.ts';
-import { restoreTransformedPayloads, type RestoreResult } from '../db/sql/restoreTransformedPayloads.ts';
 import { selectTransformBatch, type TransformCandidate } from '../db/sql/selectTransformBatch.ts';
-import { writeTransformBatch } from '../db/sql/writeTransformBatch.ts';
+import { startTransformUndo } from '../db/sql/startTransformUndo.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
 import type { DeadLetterStatus } from '../generated/prisma/enums.ts';
 import { ConflictError, DomainError, ValidationError } from './errors.ts';
 import { optionalReason } from './operatorActions.ts';
-import { applyPayloadPatch, type PayloadPatch } from './payloadPatch.ts';
+import type { PayloadPatch } from './payloadPatch.ts';
+import { releaseTransformLease, runTransformBatch, TRANSFORM_BATCH } from './transformBatches.ts';
+import { failureList, newTally, patchBatch, type Tally, type TransformFailure } from './transformTally.ts';
 import { allowedFromStatuses } from './transitions.ts';
 
+export { FAILURE_ID_SAMPLE, type TransformFailure } from './transformTally.ts';
+export { TRANSFORM_BATCH } from './transformBatches.ts';
+
 /**
- * The most events one transform may select (the whole apply is one transaction). At 10,000 ~1 KB
- * payloads the apply took 2.6–3.8 s on the 2-core CI machine (npm run bench:transform), and the live
- * feed delivers nothing committed after it started until it ends.
+ * The most events one transform may select. Batches make any size safe for the live feed; what
+ * grows with the selection is the mutation itself: the validation pass reads every payload (about a
+ * preview's time: ~0.8 s per 10,000 ~1 KB events on the 2-core CI machine, docs/benchmarks.md
+ * Session 14) and keeps 24 bytes per target until they are recorded (24 MB at the cap). Past a
+ * million, narrow the filter (by createdAt).
  */
-export const MAX_TRANSFORM_EVENTS = 10_000;
-/** Rows read, patched and written per round trip. */
-export const TRANSFORM_BATCH = 500;
-/** How many ids each failure reason lists. */
-export const FAILURE_ID_SAMPLE = 10;
+export const MAX_TRANSFORM_EVENTS = 1_000_000;
 export const MAX_PREVIEW_SAMPLE = 50;
-/** How long the apply transaction may run before PostgreSQL's client gives up on it. */
-const APPLY_TIMEOUT_MS = 300_000;
+/** The lease the API request takes to run a one-batch transform itself (the runner's default too). */
+export const TRANSFORM_LEASE_SECONDS = 30;
+/** Targets written per statement while a transform is recorded. */
+const RECORD_CHUNK = 5_000;
+/** How long a preview's snapshot may stay open. */
+const PREVIEW_TIMEOUT_MS = 600_000;
 
 /** Every status but PROCESSING: a worker holds those and is about to record the outcome. */
 const TRANSFORMABLE: DeadLetterStatus[] = allowedFromStatuses('EDIT_PAYLOAD');
@@ -50,13 +59,6 @@ export class TransformNotFoundError extends DomainError {
     super('NOT_FOUND', `no transform with id ${id}`);
     this.id = id;
   }
-}
-
-export interface TransformFailure {
-  reason: string;
-  count: number;
-  /** The first FAILURE_ID_SAMPLE ids, ascending. */
-  ids: bigint[];
 }
 
 /** The patch does not apply to some of the selected events, so nothing was changed. */
@@ -96,25 +98,26 @@ export async function previewTransform(db: Db, o: TransformRequest & { sample: n
   return db.$transaction(async (tx) => {
     const tally = newTally();
     const samples: TransformPreview['samples'] = [];
-    await scan(tx, where, false, async (batch) => {
-      for (const { candidate, outcome } of await patchBatch(tx, o.patch, batch, tally)) {
-        if (outcome.kind === 'changed' && samples.length < o.sample) samples.push({ id: candidate.id, before: outcome.before, after: outcome.after });
+    await scan(tx, where, async (batch) => {
+      for (const { id, outcome } of await patchBatch(tx, o.patch, batch, tally)) {
+        if (outcome.kind === 'changed' && samples.length < o.sample) samples.push({ id, before: outcome.before, after: outcome.after });
       }
     });
     return { ...summary(tally), samples };
-  }, { isolationLevel: 'RepeatableRead', timeout: APPLY_TIMEOUT_MS });
+  }, { isolationLevel: 'RepeatableRead', timeout: PREVIEW_TIMEOUT_MS });
 }
 
 export interface ApplyTransformOptions extends TransformRequest {
   reason: string | null;
-  /** Make changed PENDING and EXHAUSTED events due now (edit-and-retry). */
+  /** Make changed PENDING and EXHAUSTED events due now (edit-and-retry), batch by batch. */
   requeue: boolean;
   /** Change the events the patch applies to and leave the rest (default: all or nothing). */
   skipFailing: boolean;
 }
 
 /**
- * Applies the patch to every selected event in one transaction and records it as a transform.
+ * Validates the patch on every selected event, then records the transform (PREPARING → RUNNING) for the runner
+ * to apply in batches; one of at most TRANSFORM_BATCH events is applied before this returns.
  * Throws TransformNotApplicableError (nothing written) when the patch fails on any event and
  * `skipFailing` is off, or when any result would break the payload CHECKs (always).
  */
@@ -122,121 +125,95 @@ export async function applyTransform(db: Db, actor: string, o: ApplyTransformOpt
   const reason = optionalReason(o.reason);
   const where = selectionWhere(o.filter);
   await refuseOversized(db, where);
-  const requeueFrom = o.requeue ? allowedFromStatuses('REQUEUE') : [];
-  return db.$transaction(async (tx) => {
-    const transform = await tx.transform.create({
-      data: { kind: o.patch.kind, patch: patchDocument(o.patch) as Prisma.InputJsonValue, filter: filterJson(o.filter), requeue: o.requeue, reason, createdBy: actor },
-      select: { id: true },
-    });
-    const tally = newTally();
-    await scan(tx, where, true, async (batch) => {
-      const results = await patchBatch(tx, o.patch, batch, tally);
-      if (tally.failed > 0 && !o.skipFailing) return; // keep scanning for the full report; the rollback discards the writes
-      if (tally.limitFailed > 0) return;
-      const changed = results.filter((r) => r.outcome.kind === 'changed');
-      if (changed.length === 0) return;
-      await writeTransformBatch(tx, {
-        transformId: transform.id,
-        ids: changed.map((r) => r.candidate.id),
-        payloadJsons: changed.map((r) => (r.outcome as { afterJson: string }).afterJson),
-        requeueFrom,
-        actor,
-        reason,
-      });
-    });
-    if (tally.matched > MAX_TRANSFORM_EVENTS) throw oversized(tally.matched);
-    if (tally.limitFailed > 0 || (tally.failed > 0 && !o.skipFailing)) throw new TransformNotApplicableError(tally.failed, failureList(tally));
-    const s = summary(tally);
-    await tx.transform.update({ where: { id: transform.id }, data: { matched: s.matched, changed: s.changed, unchanged: s.unchanged, failed: s.failed } });
-    return transform.id;
-  }, { timeout: APPLY_TIMEOUT_MS });
+  const tally = newTally();
+  const targets: { ids: BigInt64Array; md5s: Buffer }[] = [];
+  await scan(db, where, async (batch) => {
+    await patchBatch(db, o.patch, batch, tally);
+    targets.push(targetsOf(batch));
+  });
+  if (tally.limitFailed > 0 || (tally.failed > 0 && !o.skipFailing)) throw new TransformNotApplicableError(tally.failed, failureList(tally));
+  const owner = `api-${randomUUID()}`;
+  const id = await insertTransform(db, {
+    kind: o.patch.kind,
+    patchJson: JSON.stringify(o.patch.kind === 'JSON_PATCH' ? o.patch.operations : o.patch.document),
+    filterJson: JSON.stringify(o.filter, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)),
+    requeue: o.requeue,
+    skipFailing: o.skipFailing,
+    reason,
+    actor,
+    matched: tally.matched,
+    owner,
+    leaseSeconds: TRANSFORM_LEASE_SECONDS,
+  });
+  await recordTargets(db, id, owner, targets);
+  const runsFirstBatch = tally.matched <= TRANSFORM_BATCH;
+  if (!(await startPreparedTransform(db, { transformId: id, owner, keepLease: runsFirstBatch }))) throw abandoned(id);
+  if (runsFirstBatch) await runFirstBatch(db, id, owner);
+  return id;
 }
 
-export interface UndoResult extends RestoreResult {
-  transformId: bigint;
+/** Ids and md5(payload::text) of a validated batch: PostgreSQL's md5 of text is of its UTF-8 bytes, as here. */
+function targetsOf(batch: TransformCandidate[]): { ids: BigInt64Array; md5s: Buffer } {
+  const md5s = Buffer.alloc(batch.length * 16);
+  batch.forEach((c, i) => createHash('md5').update(c.payloadText, 'utf8').digest().copy(md5s, i * 16));
+  return { ids: BigInt64Array.from(batch, (c) => c.id), md5s };
 }
+
+async function recordTargets(db: Db, transformId: bigint, owner: string, targets: { ids: BigInt64Array; md5s: Buffer }[]): Promise<void> {
+  let ids: bigint[] = [];
+  let md5s: string[] = [];
+  const flush = async () => {
+    if (ids.length === 0) return;
+    if (!(await insertTransformItems(db, { transformId, owner, leaseSeconds: TRANSFORM_LEASE_SECONDS, ids, md5s }))) throw abandoned(transformId);
+    ids = [];
+    md5s = [];
+  };
+  for (const chunk of targets) {
+    chunk.ids.forEach((id, i) => {
+      ids.push(id);
+      md5s.push(chunk.md5s.toString('hex', i * 16, i * 16 + 16));
+    });
+    if (ids.length >= RECORD_CHUNK) await flush();
+  }
+  await flush();
+}
+
+// Only when recording took longer than the lease (the runner then marks the transform FAILED).
+const abandoned = (id: bigint) => new Error(`transform ${id}: recording its targets took longer than its ${TRANSFORM_LEASE_SECONDS} s lease; it was marked FAILED and changed nothing`);
 
 /**
- * Restores every payload the transform changed, unless it was edited since (those are reported and
- * left). A transform can be undone once (InvalidTransitionError after that).
+ * Starts undoing a transform: every payload it changed is restored (the same jsonb), except those
+ * edited since, which are counted and sampled. A RUNNING transform stops after its batch in flight
+ * and what it applied so far is undone. Undo of at most TRANSFORM_BATCH changed events completes
+ * before this returns; a larger one is UNDOING and the runner continues it. Throws
+ * TransformNotFoundError, or ConflictError when it is being or was already undone.
  */
-export async function undoTransform(db: Db, actor: string, o: { id: bigint; reason: string | null }): Promise<UndoResult> {
+export async function undoTransform(db: Db, actor: string, o: { id: bigint; reason: string | null }): Promise<bigint> {
   const reason = optionalReason(o.reason);
-  return db.$transaction(async (tx) => {
-    // Taking the row lock first makes two concurrent undos of one transform run one after the other.
-    const claimed = await tx.transform.updateMany({
-      where: { id: o.id, status: 'APPLIED' },
-      data: { status: 'UNDONE', undoneAt: new Date(), undoneBy: actor, undoReason: reason },
-    });
-    if (claimed.count === 0) {
-      const existing = await tx.transform.findUnique({ where: { id: o.id }, select: { status: true } });
-      if (!existing) throw new TransformNotFoundError(o.id);
-      throw new ConflictError([o.id], `transform ${o.id} was already undone`);
-    }
-    const result = await restoreTransformedPayloads(tx, { transformId: o.id, actor, reason, sample: 100 });
-    await tx.transform.update({ where: { id: o.id }, data: { restored: result.restored, keptEdited: result.edited, keptMissing: result.missing } });
-    return { ...result, transformId: o.id };
-  }, { timeout: APPLY_TIMEOUT_MS });
+  const owner = `api-${randomUUID()}`;
+  const undo = await startTransformUndo(db, { id: o.id, actor, reason, owner, leaseSeconds: TRANSFORM_LEASE_SECONDS });
+  if (undo.status === null) throw new TransformNotFoundError(o.id);
+  if (!undo.started) throw new ConflictError([o.id], `transform ${o.id} ${undo.status === 'UNDOING' ? 'is being undone' : undo.status === 'PREPARING' ? 'is still being recorded' : 'was already undone'}`);
+  if (undo.changed <= TRANSFORM_BATCH) await runFirstBatch(db, o.id, owner);
+  else await releaseTransformLease(db, o.id, owner);
+  return o.id;
 }
 
-// --- the scan shared by preview and apply ---
-
-interface Tally {
-  matched: number;
-  changed: number;
-  unchanged: number;
-  /** Events the patch did not apply to. */
-  failed: number;
-  /** Events whose result the payload CHECKs would refuse (counted in `failed` too). */
-  limitFailed: number;
-  reasons: Map<string, { count: number; ids: bigint[] }>;
-}
-
-const newTally = (): Tally => ({ matched: 0, changed: 0, unchanged: 0, failed: 0, limitFailed: 0, reasons: new Map() });
-
-function fail(tally: Tally, id: bigint, reason: string): void {
-  tally.failed++;
-  const entry = tally.reasons.get(reason) ?? { count: 0, ids: [] };
-  entry.count++;
-  if (entry.ids.length < FAILURE_ID_SAMPLE) entry.ids.push(id);
-  tally.reasons.set(reason, entry);
-}
-
-type Patched = { candidate: TransformCandidate; outcome: ReturnType<typeof applyPayloadPatch> };
-
-/** Patches one batch, checks the changed results against the CHECKs, and counts every outcome. */
-async function patchBatch(tx: Queryable, patch: PayloadPatch, batch: TransformCandidate[], tally: Tally): Promise<Patched[]> {
-  const results = batch.map((candidate) => ({ candidate, outcome: applyPayloadPatch(patch, candidate.payloadText) }));
-  const changed = results.filter((r) => r.outcome.kind === 'changed');
-  const violations = await checkPayloadLimits(tx, {
-    ids: changed.map((r) => r.candidate.id),
-    payloadJsons: changed.map((r) => (r.outcome as { afterJson: string }).afterJson),
-  });
-  const refused = new Map(violations.map((v) => [v.id, v]));
-  for (const r of results) {
-    tally.matched++;
-    const v = refused.get(r.candidate.id);
-    if (v) {
-      tally.limitFailed++;
-      fail(tally, r.candidate.id, v.tooDeep
-        ? `the result would be nested deeper than ${MAX_PAYLOAD_DEPTH} levels (payload depth CHECK)`
-        : `the result would be larger than ${MAX_PAYLOAD_BYTES} bytes (payload size CHECK)`);
-      r.outcome = { kind: 'failed', reason: 'CHECK' };
-    } else if (r.outcome.kind === 'failed') fail(tally, r.candidate.id, r.outcome.reason);
-    else if (r.outcome.kind === 'unchanged') tally.unchanged++;
-    else tally.changed++;
+/** Runs one batch under the request's lease; whatever is left goes to the runner. */
+async function runFirstBatch(db: Db, id: bigint, owner: string): Promise<void> {
+  let completed = false;
+  try {
+    completed = (await runTransformBatch(db, { id, owner, leaseSeconds: TRANSFORM_LEASE_SECONDS })).completed;
+  } finally {
+    if (!completed) await releaseTransformLease(db, id, owner);
   }
-  return results;
 }
 
-async function scan(tx: Queryable, where: Prisma.Sql, lock: boolean, onBatch: (batch: TransformCandidate[]) => Promise<void>): Promise<void> {
+async function scan(db: Queryable, where: Prisma.Sql, onBatch: (batch: TransformCandidate[]) => Promise<void>): Promise<void> {
   let afterId = 0n;
-  let seen = 0;
   for (;;) {
-    const batch = await selectTransformBatch(tx, { where, allowed: TRANSFORMABLE, afterId, limit: TRANSFORM_BATCH, lock });
+    const batch = await selectTransformBatch(db, { where, allowed: TRANSFORMABLE, afterId, limit: TRANSFORM_BATCH });
     if (batch.length === 0) return;
-    seen += batch.length;
-    if (seen > MAX_TRANSFORM_EVENTS) throw oversized(seen);
     await onBatch(batch);
     if (batch.length < TRANSFORM_BATCH) return;
     afterId = batch[batch.length - 1]!.id;
@@ -253,26 +230,11 @@ function selectionWhere(filter: DeadLetterFilter): Prisma.Sql {
 
 async function refuseOversized(db: Db, where: Prisma.Sql): Promise<void> {
   const { count } = await countDeadLetterTargets(db, { where, allowed: TRANSFORMABLE, sample: 0 });
-  if (count > MAX_TRANSFORM_EVENTS) throw oversized(count);
-}
-
-const oversized = (count: number) =>
-  new ValidationError('filter', `selects ${count} or more events; a transform changes at most ${MAX_TRANSFORM_EVENTS} (narrow the filter, e.g. by createdAt)`);
-
-function failureList(tally: Tally): TransformFailure[] {
-  return [...tally.reasons.entries()]
-    .map(([reason, e]) => ({ reason, count: e.count, ids: e.ids }))
-    .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason));
+  if (count > MAX_TRANSFORM_EVENTS) {
+    throw new ValidationError('filter', `selects ${count} events; a transform changes at most ${MAX_TRANSFORM_EVENTS} (narrow the filter, e.g. by createdAt)`);
+  }
 }
 
 function summary(tally: Tally): Omit<TransformPreview, 'samples'> {
   return { matched: tally.matched, changed: tally.changed, unchanged: tally.unchanged, failed: tally.failed, failures: failureList(tally) };
-}
-
-function patchDocument(patch: PayloadPatch): unknown {
-  return patch.kind === 'JSON_PATCH' ? patch.operations : patch.document;
-}
-
-function filterJson(filter: DeadLetterFilter): Prisma.InputJsonValue {
-  return JSON.parse(JSON.stringify(filter, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))) as Prisma.InputJsonValue;
 }

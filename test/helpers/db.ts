@@ -44,6 +44,19 @@ export function useTestDatabase(): TestDatabase {
 }
 
 export async function truncateAll(handle: DbHandle): Promise<void> {
+  // A service running in the test (its retry loop, redrive runner, deliverer) locks rows of these
+  // tables in its own order; PostgreSQL may pick this statement as a deadlock's victim (40P01).
+  // It then rolled back whole, so it is simply run again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await truncateOnce(handle);
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt === 5) throw error;
+    }
+  }
+}
+
+async function truncateOnce(handle: DbHandle): Promise<void> {
   await handle.pool.query(
     // One implicit transaction. It first takes the error-group folder's lock (the folder only
     // tries it, and skips), so a service running in the test cannot fold while the tables go: its
@@ -52,7 +65,7 @@ export async function truncateAll(handle: DbHandle): Promise<void> {
     // which fails for tables the same TRUNCATE names.
     `select pg_advisory_xact_lock(${ERROR_GROUP_FOLD_LOCK});
      truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
-     truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms restart identity;
+     truncate dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms, transform_items restart identity;
      truncate rate_limit_windows;
      truncate alerts, alert_throttles, alert_rules restart identity;
      delete from retry_policies where event_type <> '*'`,

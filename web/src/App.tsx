@@ -15,6 +15,7 @@ const Policies = lazy(() => import('./views/Policies.tsx'));
 const Tail = lazy(() => import('./views/Tail.tsx'));
 const Groups = lazy(() => import('./views/Groups.tsx'));
 const GroupDetail = lazy(() => import('./views/GroupDetail.tsx'));
+const Alerts = lazy(() => import('./views/Alerts.tsx'));
 
 const ViewerQuery = graphql(`query Viewer { viewer { name role } }`);
 
@@ -103,6 +104,7 @@ function Shell({ onSignOut }: { onSignOut?: () => void }) {
           <NavLink to="/groups">Error groups</NavLink>
           <NavLink to="/redrives">Redrives</NavLink>
           <NavLink to="/policies">Retry policies</NavLink>
+          <NavLink to="/alerts">Alerts</NavLink>
           <NavLink to="/tail">Live tail</NavLink>
           <a href="/graphql">GraphiQL</a>
         </nav>
@@ -126,6 +128,7 @@ function Shell({ onSignOut }: { onSignOut?: () => void }) {
             <Route path="/redrives" element={<Redrives />} />
             <Route path="/redrives/:id" element={<RedriveDetail />} />
             <Route path="/policies" element={<Policies />} />
+            <Route path="/alerts" element={<Alerts />} />
             <Route path="/tail" element={<Tail />} />
             <Route path="*" element={<p>No such page. <NavLink to="/">Back to the overview</NavLink></p>} />
           </Routes>

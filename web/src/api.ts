@@ -67,12 +67,12 @@ export function useConnectionState(): ConnectionState {
 }
 
 /** A GraphQL error's code (UNAUTHENTICATED, BAD_USER_INPUT, …) and message, for showing where it happened. */
-export function describeError(error: CombinedError | Error | unknown): { code: string; message: string; field?: string } {
+export function describeError(error: CombinedError | Error | unknown): { code: string; message: string; field?: string; reason?: string } {
   const e = error as CombinedError;
   const first = e?.graphQLErrors?.[0];
   if (first) {
-    const ext = first.extensions as { code?: string; field?: string };
-    return { code: ext.code ?? 'ERROR', message: first.message, field: ext.field };
+    const ext = first.extensions as { code?: string; field?: string; reason?: string };
+    return { code: ext.code ?? 'ERROR', message: first.message, field: ext.field, reason: ext.reason };
   }
   if (e?.networkError) return { code: 'NETWORK', message: `the service did not answer: ${e.networkError.message}` };
   return { code: 'ERROR', message: error instanceof Error ? error.message : String(error) };

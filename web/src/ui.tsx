@@ -78,6 +78,17 @@ export function StatusBadge({ status }: { status: string }) {
   return <span className={`badge status-${status.toLowerCase()}`}>{status}</span>;
 }
 
+/**
+ * An error group's signature as lazarus_group_signature writes it: the message signature (or the
+ * fingerprint), then one line per top stack frame, each starting with "at ".
+ */
+export function splitSignature(signature: string): { message: string; frames: string[] } {
+  const lines = signature.split('\n');
+  let first = lines.length;
+  while (first > 1 && lines[first - 1]!.startsWith('at ')) first -= 1;
+  return { message: lines.slice(0, first).join('\n'), frames: lines.slice(first) };
+}
+
 export function Loading({ what }: { what: string }) {
   return <p className="muted" aria-busy="true">Loading {what}…</p>;
 }

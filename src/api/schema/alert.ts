@@ -18,7 +18,7 @@ builder.prismaObject('Alert', {
     rule: t.relation('rule', { nullable: true, description: 'Null once the rule was deleted (ruleName still names it).' }),
     ruleName: t.exposeString('ruleName'),
     trigger: t.expose('trigger', { type: AlertTriggerEnum }),
-    subject: t.exposeString('subject', { description: '`group:<id>`, `redrive:<id>` or `global`.' }),
+    subject: t.exposeString('subject', { description: '`group:<id>`, `redrive:<id>`, `global` (metric triggers) or `test` (sendTestAlert).' }),
     summary: t.exposeString('summary'),
     details: t.expose('details', { type: 'JSON' }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),

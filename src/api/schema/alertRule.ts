@@ -1,9 +1,11 @@
-// Alert rules (admins only): list, create, update, delete. Refusals are BAD_USER_INPUT naming the
-// field and the reason, as for retry policies; an unknown id is NOT_FOUND. Nothing is written
+// Alert rules: every role reads them (the console shows on-call what is alerting and where), but
+// only admins see the whole target URL (a Slack webhook's path is its secret; others get its host)
+// and only admins create, update, delete or send a test alert. Refusals are BAD_USER_INPUT naming
+// the field and the reason, as for retry policies; an unknown id is NOT_FOUND. Nothing is written
 // when a change is refused.
 import { createGraphQLError } from 'graphql-yoga';
 import {
-  AlertRuleNotFoundError, createAlertRule, deleteAlertRule, InvalidAlertRuleError, updateAlertRule, type AlertRuleChanges,
+  AlertRuleNotFoundError, createAlertRule, deleteAlertRule, InvalidAlertRuleError, sendTestAlert, updateAlertRule, type AlertRuleChanges,
 } from '../../domain/alertRules.ts';
 import { AlertFormat, AlertTrigger } from '../../generated/prisma/enums.ts';
 import { builder } from './builder.ts';
@@ -24,8 +26,7 @@ const AlertFormatEnum = builder.enumType(AlertFormat, {
 });
 
 builder.prismaObject('AlertRule', {
-  description: 'Where and when alerts go. At most one alert per rule and subject per `windowSeconds`. Admins only (a target URL can be a secret, as Slack\'s are).',
-  authScopes: { admin: true },
+  description: 'Where and when alerts go. At most one alert per rule and subject per `windowSeconds`. Any role reads it; `targetUrl` is for admins only (a target URL can be a secret, as Slack\'s are).',
   fields: (t) => ({
     id: t.id({ resolve: (r) => r.id.toString() }),
     name: t.exposeString('name'),
@@ -33,7 +34,15 @@ builder.prismaObject('AlertRule', {
     threshold: t.exposeInt('threshold', { nullable: true, description: 'Metric triggers only: per minute, seconds or events.' }),
     windowSeconds: t.exposeInt('windowSeconds', { description: 'Throttle: at most one alert per subject within this many seconds.' }),
     enabled: t.exposeBoolean('enabled'),
-    targetUrl: t.exposeString('targetUrl', { description: 'Webhook URL, checked against private addresses at save and at every delivery.' }),
+    targetUrl: t.exposeString('targetUrl', {
+      authScopes: { admin: true },
+      description: 'Webhook URL, checked against private addresses at save and at every delivery. Admins only: other roles read targetHost.',
+    }),
+    targetHost: t.string({
+      nullable: true,
+      description: 'The target\'s host and port (e.g. "hooks.slack.com"), for every role; null if the stored URL does not parse.',
+      resolve: (r) => URL.parse(r.targetUrl)?.host ?? null,
+    }),
     format: t.expose('format', { type: AlertFormatEnum }),
     allowPrivateTarget: t.exposeBoolean('allowPrivateTarget'),
     hasSigningSecret: t.boolean({ description: 'Always true: every alert is signed; the secret itself is never returned.', resolve: () => true }),
@@ -98,8 +107,7 @@ function toChanges(input: Record<string, unknown>): AlertRuleChanges {
 builder.queryFields((t) => ({
   alertRules: t.prismaField({
     type: ['AlertRule'],
-    description: 'Every alert rule, oldest first.',
-    authScopes: { admin: true },
+    description: 'Every alert rule, oldest first. Any role; only admins may select targetUrl.',
     resolve: (query, _root, _args, ctx) => ctx.db.alertRule.findMany({ ...query, orderBy: { id: 'asc' } }),
   }),
 }));
@@ -127,5 +135,16 @@ builder.mutationFields((t) => ({
     authScopes: { admin: true },
     args: { id: t.arg.id({ required: true }) },
     resolve: (_query, _root, args, ctx) => coded(() => deleteAlertRule(ctx.db, parseId(args.id))),
+  }),
+  sendTestAlert: t.prismaField({
+    type: 'Alert',
+    description: 'Sends a test alert through the rule\'s channel now (subject `test`, details `{ "test": true }`), enabled or not and ' +
+      'outside its throttle, to check that the target answers; follow its delivery in `alerts`.',
+    authScopes: { admin: true },
+    args: { ruleId: t.arg.id({ required: true }) },
+    resolve: async (query, _root, args, ctx) => {
+      const id = await coded(() => sendTestAlert(ctx.db, parseId(args.ruleId, 'ruleId'), ctx.principal!.name));
+      return ctx.db.alert.findUniqueOrThrow({ ...query, where: { id } });
+    },
   }),
 }));

@@ -46,11 +46,11 @@ export const DeadLetterRef = builder.prismaObject('DeadLetter', {
       resolve: (d) => ({ kind: d.errorKind, message: d.errorMessage, stack: d.errorStack }),
     }),
     errorSignature: t.exposeString('errorSignature', {
-      description: 'The error message with ids, numbers and times replaced; use in `DeadLetterFilter.errorSignatures` to list its siblings.',
+      description: 'The error message with ids, numbers and times replaced; use in `DeadLetterFilter.errorSignatures` to list its siblings. The message only: its error group’s signature adds the stack’s top frames.',
     }),
     errorGroupId: t.id({
       nullable: true,
-      description: 'Its error group (`errorGroup(id)`): derived from event type, error kind and fingerprint or signature when the row is written. The group itself appears once the folder has seen it (a fraction of a second).',
+      description: 'Its error group (`errorGroup(id)`): derived from event type, error kind and fingerprint, or else error signature and top stack frames, when the row is written. The group itself appears once the folder has seen it (a fraction of a second).',
       resolve: (d) => d.errorGroupId?.toString() ?? null,
     }),
     status: t.expose('status', { type: DeadLetterStatusEnum }),

@@ -54,7 +54,7 @@ export const DeadLetterFilterInput = builder.inputType('DeadLetterFilter', {
     attempts: t.field({ type: IntRangeInput }),
     errorSignatures: t.stringList({ description: 'Exact error signatures, as listed by `deadLetterStats.topErrors`.' }),
     groupId: t.id({
-      description: 'Members of this error group (see `errorGroups`): its event type and error kind, and its signature as fingerprint or, without one, as error signature. An unknown id matches nothing.',
+      description: 'Members of this error group (see `errorGroups`): its event type and error kind, and its signature as fingerprint or, without one, as error signature and top stack frames. An unknown id matches nothing.',
     }),
   }),
 });

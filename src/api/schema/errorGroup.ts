@@ -57,12 +57,15 @@ const HourCountRef = builder.objectRef<{ start: Date; count: number }>('ErrorGro
 
 export const ErrorGroupRef = builder.objectRef<ErrorGroupRow>('ErrorGroup').implement({
   description:
-    'Dead letters with the same event type, error kind and signature: the producer’s `fingerprint` when set, else the error signature. Kept by the database as events arrive and change (plain SQL inserts included).',
+    'Dead letters with the same event type, error kind and signature: the producer’s `fingerprint` when set, else the error signature followed by the top frames of the stack. Kept by the database as events arrive and change (plain SQL inserts included).',
   fields: (t) => ({
     id: t.id({ resolve: (g) => g.id.toString() }),
     eventType: t.exposeString('eventType'),
     errorKind: t.field({ type: ErrorKindEnum, resolve: (g) => g.errorKind }),
-    signature: t.exposeString('signature'),
+    signature: t.exposeString('signature', {
+      description:
+        'The group’s key beside event type and error kind: the producer’s `fingerprint` when set; else the error signature (`DeadLetter.errorSignature`), then, one per line, up to 5 top frames of the stack as `at <function> (<file>)` with line numbers, addresses and ids removed (none when the stack has no recognisable frame). At most 920 characters.',
+    }),
     status: t.field({ type: ErrorGroupStatusEnum, resolve: (g) => g.status }),
     firstSeen: t.field({ type: 'DateTime', resolve: (g) => g.firstSeen }),
     lastSeen: t.field({ type: 'DateTime', resolve: (g) => g.lastSeen }),

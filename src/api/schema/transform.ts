@@ -10,11 +10,14 @@ import {
   previewTransform,
   TransformNotApplicableError,
   TransformNotFoundError,
+  TRANSFORM_BATCH,
   undoTransform,
   type TransformFailure,
   type TransformPreview,
-  type UndoResult,
 } from '../../domain/payloadTransforms.ts';
+import { parseFailures } from '../../domain/transformTally.ts';
+import { SKIPPED_ID_SAMPLE } from '../../domain/transformBatches.ts';
+import type { Transform } from '../../generated/prisma/client.ts';
 import { PatchKind, TransformStatus } from '../../generated/prisma/enums.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
@@ -24,7 +27,11 @@ import { MutationErrorRef } from './writeErrors.ts';
 
 const MAX_TRANSFORMS_LISTED = 100;
 
-const TransformStatusEnum = builder.enumType(TransformStatus, { name: 'TransformStatus', description: 'APPLIED → UNDONE (once).' });
+const TransformStatusEnum = builder.enumType(TransformStatus, {
+  name: 'TransformStatus',
+  description: 'PREPARING (its events are being recorded) → RUNNING → APPLIED (the runner applies it in batches); RUNNING | APPLIED | FAILED → UNDOING → UNDONE (once); ' +
+    'PREPARING → FAILED when the request recording it died; RUNNING | UNDOING → FAILED when 5 batches in a row fail for a reason other than database trouble (see `error`; a FAILED transform can be undone).',
+});
 const PatchKindEnum = builder.enumType(PatchKind, { name: 'PatchKind', description: 'JSON_PATCH is RFC 6902; MERGE_PATCH is RFC 7396.' });
 
 const TransformFailureRef = builder.objectRef<TransformFailure>('TransformFailure').implement({
@@ -79,7 +86,7 @@ const TransformPreviewRef = builder.objectRef<TransformPreview>('TransformPrevie
 });
 
 builder.prismaObject('Transform', {
-  description: 'A payload transform: one patch applied to every event a filter selected, undoable once.',
+  description: 'A payload transform: one patch applied to every event a filter selected, in batches, undoable once.',
   fields: (t) => ({
     id: t.id({ resolve: (x) => x.id.toString() }),
     status: t.expose('status', { type: TransformStatusEnum }),
@@ -87,31 +94,42 @@ builder.prismaObject('Transform', {
     patch: t.expose('patch', { type: 'JSON', description: 'The patch document as given.' }),
     filter: t.expose('filter', { type: 'JSON', description: 'The filter as given.' }),
     requeue: t.exposeBoolean('requeue'),
+    skipFailing: t.exposeBoolean('skipFailing'),
     reason: t.exposeString('reason', { nullable: true }),
     createdBy: t.exposeString('createdBy'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
-    matched: t.exposeInt('matched'),
+    appliedAt: t.expose('appliedAt', { type: 'DateTime', nullable: true, description: 'When its last batch committed (null until APPLIED).' }),
+    matched: t.exposeInt('matched', { description: 'Its targets: the events the filter selected when the validation read them. matched = processed when it is APPLIED.' }),
+    processed: t.exposeInt('processed', { description: 'Targets handled so far: changed + unchanged + failed + skipped.' }),
+    progress: t.float({ description: 'processed / matched, from 0 to 1.', resolve: (x) => (x.matched === 0 ? 1 : x.processed / x.matched) }),
     changed: t.exposeInt('changed'),
     unchanged: t.exposeInt('unchanged'),
-    failed: t.exposeInt('failed', { description: 'Events left as they were because the patch did not apply (skipFailing only).' }),
+    failed: t.exposeInt('failed', { description: 'Events left as they were because the patch did not apply to them (skipFailing only; otherwise nothing is applied).' }),
+    failures: t.field({ type: [TransformFailureRef], description: 'Failed events by reason, most frequent first.', resolve: (x) => parseFailures(x.failures) }),
+    skipped: t.exposeInt('skipped', { description: 'Targets left alone at their batch: their payload changed since the validation read it, they were PROCESSING, or deleted.' }),
+    skippedIds: t.idList({ description: `The first ${SKIPPED_ID_SAMPLE} skipped events.`, resolve: (x) => x.skippedIds.map(String) }),
+    error: t.exposeString('error', { nullable: true, description: 'Why it is FAILED.' }),
     undoneAt: t.expose('undoneAt', { type: 'DateTime', nullable: true }),
     undoneBy: t.exposeString('undoneBy', { nullable: true }),
     undoReason: t.exposeString('undoReason', { nullable: true }),
+    undoProcessed: t.exposeInt('undoProcessed', { description: 'Changed events the undo has handled so far: restored + keptEdited + keptMissing.' }),
     restored: t.exposeInt('restored', { description: 'Payloads the undo put back.' }),
     keptEdited: t.exposeInt('keptEdited', { description: 'Events the undo left alone because their payload was edited after the transform.' }),
+    keptEditedIds: t.idList({ description: `The first ${SKIPPED_ID_SAMPLE} of those.`, resolve: (x) => x.keptEditedIds.map(String) }),
     keptMissing: t.exposeInt('keptMissing', { description: 'Events the undo could not restore because they were deleted.' }),
+    keptMissingIds: t.idList({ description: `The first ${SKIPPED_ID_SAMPLE} of those.`, resolve: (x) => x.keptMissingIds.map(String) }),
   }),
 });
 
-const UndoTransformResultRef = builder.objectRef<UndoResult>('UndoTransformResult').implement({
-  description: 'What an undo restored, and what it left alone.',
+const UndoTransformResultRef = builder.objectRef<Transform>('UndoTransformResult').implement({
+  description: `What an undo restored and left alone; final when transform.status is UNDONE (an undo of at most ${TRANSFORM_BATCH} changed events is), else so far.`,
   fields: (t) => ({
-    transform: t.prismaField({ type: 'Transform', resolve: (query, r, _a, ctx) => ctx.db.transform.findUniqueOrThrow({ ...query, where: { id: r.transformId } }) }),
+    transform: t.prismaField({ type: 'Transform', resolve: (query, r, _a, ctx) => ctx.db.transform.findUniqueOrThrow({ ...query, where: { id: r.id } }) }),
     restored: t.exposeInt('restored'),
-    edited: t.exposeInt('edited', { description: 'Events left alone: their payload changed after the transform.' }),
-    editedIds: t.idList({ description: 'The first 100 of those, ascending.', resolve: (r) => r.editedIds.map(String) }),
-    missing: t.exposeInt('missing', { description: 'Events deleted since the transform.' }),
-    missingIds: t.idList({ resolve: (r) => r.missingIds.map(String) }),
+    edited: t.exposeInt('keptEdited', { description: 'Events left alone: their payload changed after the transform.' }),
+    editedIds: t.idList({ description: `The first ${SKIPPED_ID_SAMPLE} of those, ascending.`, resolve: (r) => r.keptEditedIds.map(String) }),
+    missing: t.exposeInt('keptMissing', { description: 'Events deleted since the transform.' }),
+    missingIds: t.idList({ resolve: (r) => r.keptMissingIds.map(String) }),
   }),
 });
 
@@ -129,11 +147,11 @@ const PreviewTransformInput = builder.inputType('PreviewTransformInput', {
 });
 
 const ApplyTransformInput = builder.inputType('ApplyTransformInput', {
-  description: `Applies to at most ${MAX_TRANSFORM_EVENTS} events, in one transaction.`,
+  description: `Applies to at most ${MAX_TRANSFORM_EVENTS} events, in batches of ${TRANSFORM_BATCH} (one transaction each) after a validation pass over all of them.`,
   fields: (t) => ({
     ...patchFields(t),
     reason: t.string(),
-    requeue: t.boolean({ defaultValue: false, description: 'Also make changed PENDING and EXHAUSTED events due now.' }),
+    requeue: t.boolean({ defaultValue: false, description: 'Also make changed PENDING and EXHAUSTED events due now (batch by batch).' }),
     skipFailing: t.boolean({ defaultValue: false, description: 'Change the events the patch applies to and leave the rest. By default one failure changes nothing. A result that would break the payload CHECKs always changes nothing.' }),
   }),
 });
@@ -188,7 +206,10 @@ builder.mutationFields((t) => ({
   applyTransform: t.prismaField({
     type: 'Transform',
     authScopes: { operator: true },
-    description: 'Applies a patch to every selected event’s payload as one recorded transform (all or nothing by default). Each changed event gets a PAYLOAD_TRANSFORMED history entry.',
+    description:
+      'Checks the patch on every selected event (all or nothing by default: any failure changes nothing and is reported), then records the transform and applies it in batches, ' +
+      `resumably. One of at most ${TRANSFORM_BATCH} events is APPLIED when this returns; a larger one is RUNNING: follow processed / matched on transform(id). ` +
+      'Each changed event gets a PAYLOAD_TRANSFORMED history entry; events edited after the validation read them are skipped and reported, never overwritten.',
     args: { input: t.arg({ type: ApplyTransformInput, required: true }) },
     errors: { types: [ValidationError, TransformNotApplicableError], directResult: true },
     resolve: async (query, _root, { input }, ctx) => {
@@ -205,9 +226,14 @@ builder.mutationFields((t) => ({
   undoTransform: t.field({
     type: UndoTransformResultRef,
     authScopes: { operator: true },
-    description: 'Restores every payload the transform changed (the same jsonb), except those edited since, which are reported. Each restored event gets a TRANSFORM_UNDONE history entry.',
+    description:
+      'Restores every payload the transform changed (the same jsonb), except those edited since, which are reported. Each restored event gets a TRANSFORM_UNDONE history entry. ' +
+      `Undoing a RUNNING transform stops it and undoes what it applied. An undo of at most ${TRANSFORM_BATCH} changed events is UNDONE when this returns; a larger one is UNDOING, in batches.`,
     args: { input: t.arg({ type: UndoTransformInput, required: true }) },
     errors: { types: [ValidationError, TransformNotFoundError, ConflictError], directResult: true },
-    resolve: (_root, { input }, ctx) => undoTransform(ctx.db, actor(ctx), { id: parseId(input.id), reason: input.reason ?? null }),
+    resolve: async (_root, { input }, ctx) => {
+      const id = await undoTransform(ctx.db, actor(ctx), { id: parseId(input.id), reason: input.reason ?? null });
+      return ctx.db.transform.findUniqueOrThrow({ where: { id } });
+    },
   }),
 }));

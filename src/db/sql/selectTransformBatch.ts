@@ -9,24 +9,14 @@ export interface TransformCandidate {
   payloadText: string;
 }
 
-/**
- * The next `limit` rows the filter selects after `afterId`, in id order, with their payload as text.
- * With `lock`, the rows are locked (FOR UPDATE OF d) until the caller's transaction ends, so nothing
- * changes them between the patch and the write.
- */
+/** The next `limit` rows the filter selects after `afterId`, in id order, with their payload as text. Reads only. */
 export async function selectTransformBatch(
   db: Queryable,
-  p: { where: Prisma.Sql; allowed: DeadLetterStatus[]; afterId: bigint; limit: number; lock: boolean },
+  p: { where: Prisma.Sql; allowed: DeadLetterStatus[]; afterId: bigint; limit: number },
 ): Promise<TransformCandidate[]> {
-  const rows = p.lock
-    ? await db.$queryRaw<{ id: bigint; status: DeadLetterStatus; payload_text: string }[]>`
-        select d.id, d.status, d.payload::text as payload_text from dead_letters d
-         where (${p.where}) and d.status::text = any(${p.allowed}::text[]) and d.id > ${p.afterId.toString()}::bigint
-         order by d.id limit ${p.limit}::int
-           for update of d`
-    : await db.$queryRaw<{ id: bigint; status: DeadLetterStatus; payload_text: string }[]>`
-        select d.id, d.status, d.payload::text as payload_text from dead_letters d
-         where (${p.where}) and d.status::text = any(${p.allowed}::text[]) and d.id > ${p.afterId.toString()}::bigint
-         order by d.id limit ${p.limit}::int`;
+  const rows = await db.$queryRaw<{ id: bigint; status: DeadLetterStatus; payload_text: string }[]>`
+    select d.id, d.status, d.payload::text as payload_text from dead_letters d
+     where (${p.where}) and d.status::text = any(${p.allowed}::text[]) and d.id > ${p.afterId.toString()}::bigint
+     order by d.id limit ${p.limit}::int`;
   return rows.map((r) => ({ id: r.id, status: r.status, payloadText: r.payload_text }));
 }

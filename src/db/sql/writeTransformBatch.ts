@@ -12,8 +12,8 @@ export interface TransformBatchParams {
 }
 
 /**
- * Writes new payloads for rows the caller's transaction holds locked (selectTransformBatch with
- * lock), with one PAYLOAD_TRANSFORMED history row each: `before`/`after` are `{ payload, status }`,
+ * Writes new payloads for rows the caller's transaction holds locked (selectTransformTargets), with
+ * one PAYLOAD_TRANSFORMED history row each: `before`/`after` are `{ payload, status }`,
  * the old payload copied as jsonb inside the statement so an undo restores it exactly.
  * Returns the number of rows changed.
  */

@@ -18,8 +18,8 @@ import { EventEmitter } from 'node:events';
 import type { Db } from '../../db/createDb.ts';
 import { createOutageLog, type OutageLog } from '../../db/outageLog.ts';
 import { msUntilNextDue } from '../../db/sql/claimDueDeadLetters.ts';
-import { purgeFinishedDeadLetters } from '../../db/sql/purgeFinishedDeadLetters.ts';
 import { startPeriodic } from '../periodic.ts';
+import { runRetentionPass } from '../retention.ts';
 import type { Logger } from '../../logger.ts';
 import type { Deliver } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
@@ -56,10 +56,6 @@ export interface RetryLoop {
   stop(): Promise<void>;
 }
 
-// Each purge batch is one short transaction (~8 ms for 50 events, bench:live): the live feed reads only changes
-// below the oldest open transaction, so a 5,000-row batch (~0.4 s) stalled it. Batches follow each
-// other until one comes back short.
-export const RETENTION_BATCH = 50;
 const WAKE_MIN_GAP_MS = 50;
 const MAX_PASSES_ALIVE = 2;
 
@@ -157,13 +153,11 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
           immediately: true,
           logger,
           onError: (error) => outage.failed(error, 'retention purge failed'),
-          runOnce: async (signal) => {
-            for (;;) {
-              const purged = await purgeFinishedDeadLetters(deps.db, retentionMs, RETENTION_BATCH);
-              if (purged !== null) events.emit('purged', purged);
-              if (purged !== RETENTION_BATCH || signal.aborted || drain.signal.aborted) return;
-            }
-          },
+          runOnce: (signal) => runRetentionPass(deps.db, {
+            olderThanMs: retentionMs,
+            signal: AbortSignal.any([signal, drain.signal]),
+            onBatch: (purged) => events.emit('purged', purged),
+          }),
         });
 
   const running = (async () => {

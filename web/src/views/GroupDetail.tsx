@@ -5,7 +5,7 @@ import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { useParams } from 'react-router';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { graphql } from '../graphql.ts';
-import { ago, ErrorNote, fmt, Loading, mutationProblem, needs, useCan } from '../ui.tsx';
+import { ago, ErrorNote, fmt, Loading, mutationProblem, needs, splitSignature, useCan } from '../ui.tsx';
 import { BulkActions } from './BulkActions.tsx';
 import { Failures } from './Failures.tsx';
 import { GroupStatus } from './Groups.tsx';
@@ -53,9 +53,11 @@ export default function GroupDetail() {
   const g = result.data?.errorGroup;
   if (result.data && !g) return <p>No error group {id}.</p>;
   if (!g) return <Loading what={`error group ${id}`} />;
+  const { message, frames } = splitSignature(g.signature);
   return (
     <div className="group-detail">
-      <h1><span className="kind">{g.errorKind}</span> {g.signature}</h1>
+      <h1><span className="kind">{g.errorKind}</span> {message}</h1>
+      {frames.length > 0 ? <pre className="frames" data-testid="group-frames">{frames.join('\n')}</pre> : null}
       <p data-testid="group-status">
         <GroupStatus status={g.status} regressedAt={g.regressedAt} /> · {g.eventType} · <strong>{fmt(g.count)}</strong> events, <strong data-testid="group-unresolved">{fmt(g.unresolvedCount)}</strong> unresolved
         · first seen <span title={g.firstSeen}>{ago(g.firstSeen)}</span> · last seen <span title={g.lastSeen}>{ago(g.lastSeen)}</span>

@@ -5,7 +5,7 @@ import { lazy, Suspense, useEffect, useRef } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useQuery, useSubscription } from 'urql';
 import { graphql, type ResultOf, type VariablesOf } from '../graphql.ts';
-import { ago, ErrorNote, fmt, Loading } from '../ui.tsx';
+import { ago, ErrorNote, fmt, Loading, splitSignature } from '../ui.tsx';
 
 const Chart = lazy(() => import('./Chart.tsx'));
 
@@ -102,10 +102,14 @@ export function GroupStatus({ status, regressedAt }: { status: string; regressed
 }
 
 function GroupRow({ group: g }: { group: Group }) {
+  const { message, frames } = splitSignature(g.signature);
   return (
     <tr data-testid="group-row">
       <td><GroupStatus status={g.status} regressedAt={g.regressedAt} /></td>
-      <td className="ellipsis"><span className="kind">{g.errorKind}</span> <Link to={`/groups/${g.id}`}>{g.signature}</Link></td>
+      <td className="ellipsis" title={g.signature}>
+        <span className="kind">{g.errorKind}</span> <Link to={`/groups/${g.id}`}>{message}</Link>
+        {frames.length > 0 ? <><br /><span className="frame">{frames[0]}</span></> : null}
+      </td>
       <td>{g.eventType}</td>
       <td className="num">{fmt(g.count)}</td>
       <td className="num">{fmt(g.unresolvedCount)}</td>
@@ -113,7 +117,7 @@ function GroupRow({ group: g }: { group: Group }) {
       <td title={g.lastSeen}>{ago(g.lastSeen)}</td>
       <td>
         <Suspense fallback={<span className="spark" />}>
-          <Chart spark label={`Hourly count of ${g.signature}`} times={g.hourly.map((h) => h.start)} counts={g.hourly.map((h) => h.count)} width={120} height={28} />
+          <Chart spark label={`Hourly count of ${message}`} times={g.hourly.map((h) => h.start)} counts={g.hourly.map((h) => h.count)} width={120} height={28} />
         </Suspense>
       </td>
     </tr>

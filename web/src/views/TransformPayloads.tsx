@@ -1,7 +1,8 @@
 // "Transform payloads" in the bulk actions: write a JSON Patch or a JSON Merge Patch (CodeMirror 6),
 // preview it on everything matching (exact counts, failures by reason, before/after of the first few
 // in a merge view with jsondiffpatch's list of operations), apply it as one recorded transform, and
-// undo it. Loaded only when chosen.
+// undo it. A transform larger than one batch is applied (and undone) by the service's runner in
+// batches: the view follows its progress until it is APPLIED (UNDONE). Loaded only when chosen.
 import { json, jsonParseLinter } from '@codemirror/lang-json';
 import { linter, lintGutter } from '@codemirror/lint';
 import { MergeView } from '@codemirror/merge';
@@ -12,7 +13,7 @@ import { create } from 'jsondiffpatch';
 import { format as toJsonPatch } from 'jsondiffpatch/formatters/jsonpatch';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { DeadLetterFilter } from '../filters.ts';
-import { graphql, type ResultOf } from '../graphql.ts';
+import { graphql, readFragment, type ResultOf } from '../graphql.ts';
 import { ErrorNote, fmt, mutationProblem, parseJson, useSession } from '../ui.tsx';
 
 const PreviewQuery = graphql(`
@@ -24,25 +25,34 @@ const PreviewQuery = graphql(`
     }
   }
 `);
+const TransformFields = graphql(`
+  fragment TransformFields on Transform {
+    id status matched processed changed unchanged failed skipped skippedIds error
+    undoProcessed restored keptEdited keptEditedIds keptMissing
+  }
+`);
 const ApplyMutation = graphql(`
   mutation ApplyTransform($input: ApplyTransformInput!) {
     applyTransform(input: $input) {
       __typename
-      ... on Transform { id changed unchanged }
+      ... on Transform { ...TransformFields }
       ... on TransformNotApplicableError { failed failures { reason count ids } }
       ... on MutationError { code message }
     }
   }
-`);
+`, [TransformFields]);
 const UndoMutation = graphql(`
   mutation UndoTransform($input: UndoTransformInput!) {
     undoTransform(input: $input) {
       __typename
-      ... on UndoTransformResult { restored edited editedIds missing }
+      ... on UndoTransformResult { transform { ...TransformFields } }
       ... on MutationError { code message }
     }
   }
-`);
+`, [TransformFields]);
+const TransformQuery = graphql(`query Transform($id: ID!) { transform(id: $id) { ...TransformFields } }`, [TransformFields]);
+type Transform = ResultOf<typeof TransformFields>;
+const ACTIVE = new Set(['RUNNING', 'UNDOING']);
 
 type Kind = 'patch' | 'mergePatch';
 type Preview = Extract<NonNullable<ResultOf<typeof PreviewQuery>['previewTransform']>, { __typename: 'TransformPreview' }>;
@@ -59,8 +69,7 @@ export default function TransformPayloads({ filter, onClose }: { filter: DeadLet
   const [reason, setReason] = useState('');
   const [requeue, setRequeue] = useState(false);
   const [preview, setPreview] = useState<Preview | null>(null);
-  const [applied, setApplied] = useState<{ id: string; changed: number } | null>(null);
-  const [undone, setUndone] = useState<string | null>(null);
+  const [applied, setApplied] = useState<Transform | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const box = useRef<HTMLDivElement>(null);
@@ -112,11 +121,22 @@ export default function TransformPayloads({ filter, onClose }: { filter: DeadLet
       const problem = mutationProblem(r);
       if (problem) return setError(problem);
       const data = r.data?.applyTransform;
-      if (data?.__typename === 'Transform') setApplied({ id: data.id, changed: data.changed });
+      if (data?.__typename === 'Transform') setApplied(readFragment(TransformFields, data));
     } finally {
       setBusy(false);
     }
   };
+
+  // Progress of a transform the runner applies or undoes in batches: re-read every second until done.
+  const active = applied !== null && ACTIVE.has(applied.status);
+  useEffect(() => {
+    if (!active || !applied) return;
+    const timer = setInterval(async () => {
+      const r = await api.urql.query(TransformQuery, { id: applied.id }, { requestPolicy: 'network-only' }).toPromise();
+      if (r.data?.transform) setApplied(readFragment(TransformFields, r.data.transform));
+    }, 1_000);
+    return () => clearInterval(timer);
+  }, [active, applied?.id, api]);
 
   const undo = async () => {
     if (!applied) return;
@@ -127,23 +147,40 @@ export default function TransformPayloads({ filter, onClose }: { filter: DeadLet
       const problem = mutationProblem(r);
       if (problem) return setError(problem);
       const data = r.data?.undoTransform;
-      if (data?.__typename !== 'UndoTransformResult') return;
-      const kept = data.edited ? ` ${fmt(data.edited)} left as they are because they were edited since (${data.editedIds.join(', ')}).` : '';
-      const gone = data.missing ? ` ${fmt(data.missing)} were deleted since.` : '';
-      setUndone(`Transform ${applied.id} undone: ${fmt(data.restored)} payloads restored.${kept}${gone}`);
+      if (data?.__typename === 'UndoTransformResult') setApplied(readFragment(TransformFields, data.transform));
     } finally {
       setBusy(false);
     }
   };
 
   if (applied) {
+    const t = applied;
+    const undoing = t.status === 'UNDOING' || t.status === 'UNDONE';
+    const skipped = t.skipped ? ` ${fmt(t.skipped)} skipped because they were edited, being delivered or deleted after it was checked (${t.skippedIds.join(', ')}).` : '';
+    const kept = t.keptEdited ? ` ${fmt(t.keptEdited)} left as they are because they were edited since (${t.keptEditedIds.join(', ')}).` : '';
+    const gone = t.keptMissing ? ` ${fmt(t.keptMissing)} were deleted since.` : '';
     return (
       <section aria-label="Transform applied" data-testid="transform-done">
-        <p role="status">Transform {applied.id} applied: {fmt(applied.changed)} payloads changed. Each event’s history records it.</p>
-        {undone ? <p role="status" data-testid="transform-undone">{undone}</p> : null}
+        {t.status === 'RUNNING' ? (
+          <p role="status" data-testid="transform-progress">
+            <progress value={t.processed} max={Math.max(t.matched, 1)} aria-label={`Transform ${t.id} progress`} />{' '}
+            Transform {t.id} running: {fmt(t.processed)} of {fmt(t.matched)} handled, {fmt(t.changed)} payloads changed so far.
+          </p>
+        ) : (
+          <p role="status">Transform {t.id} applied: {fmt(t.changed)} payloads changed.{skipped} Each event’s history records it.</p>
+        )}
+        {t.failed ? <p className="error-note">{fmt(t.failed)} left as they were: the patch does not apply to them.</p> : null}
+        {t.status === 'FAILED' ? <p role="alert" className="error-note">Transform {t.id} failed: {t.error}. Undo it to restore what it changed.</p> : null}
+        {t.status === 'UNDOING' ? (
+          <p role="status" data-testid="transform-undo-progress">
+            <progress value={t.undoProcessed} max={Math.max(t.changed, 1)} aria-label={`Undo of transform ${t.id} progress`} />{' '}
+            Undoing transform {t.id}: {fmt(t.undoProcessed)} of {fmt(t.changed)} handled, {fmt(t.restored)} restored so far.
+          </p>
+        ) : null}
+        {t.status === 'UNDONE' ? <p role="status" data-testid="transform-undone">Transform {t.id} undone: {fmt(t.restored)} payloads restored.{kept}{gone}</p> : null}
         <ErrorNote error={error} />
         <div className="actions">
-          {undone ? null : <button type="button" onClick={() => void undo()} disabled={busy}>Undo transform {applied.id}</button>}
+          {undoing ? null : <button type="button" onClick={() => void undo()} disabled={busy}>Undo transform {t.id}</button>}
           <button type="button" onClick={() => onClose(true)}>Close</button>
         </div>
       </section>
