@@ -18,6 +18,7 @@ import { createLivePubSub } from './live/liveEvents.ts';
 import { createChangeFeed, DEFAULT_FALLBACK_POLL_MS } from './live/changeFeed.ts';
 import { createChangeListener, type ChangeListener } from './live/changeListener.ts';
 import { createListenerHealth } from './live/listenerHealth.ts';
+import { createErrorGroupChangeSource, errorGroupHints } from './live/errorGroupChanges.ts';
 import { registerLiveMetrics } from './live/liveMetrics.ts';
 import type { Logger } from './logger.ts';
 import { createRetryMetrics } from './workers/retry/metrics.ts';
@@ -99,6 +100,10 @@ export async function startService(config: Config, logger: Logger, options: Retr
     await health.start();
     undo.push(() => health.stop());
 
+    // errorGroupChanged: one reader for every subscriber, woken by the error_groups NOTIFY.
+    const errorGroupChanges = createErrorGroupChangeSource({ db: api.db, logger, wake: errorGroupHints(listener) });
+    undo.push(() => errorGroupChanges.close());
+
     const authenticate = createApiKeyAuthenticator(config.apiKeys);
     const site = openConsoleSite(config.consoleDir);
     if (!site) logger.warn({ dir: config.consoleDir }, 'no built console there: run `npm run build:web`; serving the API only');
@@ -111,6 +116,7 @@ export async function startService(config: Config, logger: Logger, options: Retr
       authenticate,
       writeConfig: config.writes,
       live: feed,
+      errorGroupChanges,
       isReady: async () => {
         const state = health.state();
         if (state === 'disconnected' || state === 'starting') return false;

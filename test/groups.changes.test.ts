@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
 import { createCoalescer } from '../src/live/coalesceByKey.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
@@ -109,5 +109,45 @@ describe('errorGroupChanged', () => {
 
     const statuses = await execute(writeServer(t.handle), '{ errorGroups(filter: { eventTypes: ["not.watched"] }) { totalCount } }');
     expect(statuses.body).toEqual({ data: { errorGroups: { totalCount: 1 } } });
+  });
+
+  it('serves every subscriber from one shared reader: one read per change, not one per subscriber', async () => {
+    // The reader reads only when NOTIFY wakes it (no timer reads within the test).
+    live = await startLiveServer({ databaseUrl: t.url, db: t.db, errorGroupPollMs: 600_000 });
+    const reader = live.errorGroupChanges;
+    const N = 6;
+    const subs: SseSubscription<Change>[] = [];
+    // Each with its own filter, so no two share an execution in the SSE fan-out; all match order.placed.
+    for (let i = 0; i < N; i++) {
+      const s = await subscribeSse<Change>(live.url,
+        `subscription ($f: ErrorGroupFilter) { errorGroupChanged(filter: $f) { kind fromStatus group { eventType status count } } }`,
+        { f: { eventTypes: ['order.placed', `other.${i}`] } });
+      open.push(s as SseSubscription<unknown>);
+      subs.push(s);
+    }
+    expect(reader.subscriberCount()).toBe(N);
+    expect(reader.reads()).toBe(1); // one baseline, read by the first subscriber
+
+    await sql.query(`insert into dead_letters (event_type, error_kind, error_message) values ('order.placed', 'TIMEOUT', 'timed out')`);
+    await foldErrorGroupLedger(t.db); // one transaction: one NOTIFY
+    for (const s of subs) expect((await s.next()).data!.errorGroupChanged).toEqual({ kind: 'CREATED', fromStatus: null, group: { eventType: 'order.placed', status: 'OPEN', count: 1 } });
+    const afterCreated = reader.reads();
+    expect(afterCreated - 1).toBeGreaterThanOrEqual(1);
+    expect(afterCreated - 1).toBeLessThanOrEqual(2); // a NOTIFY during the read costs one more, never one per subscriber
+
+    const { rows } = await sql.query<{ id: string }>(`select id::text from error_groups`);
+    await execute(writeServer(t.handle), 'mutation ($input: ErrorGroupMoveInput!) { acknowledgeErrorGroup(input: $input) { __typename } }', { input: { id: rows[0]!.id } });
+    for (const s of subs) expect((await s.next()).data!.errorGroupChanged).toMatchObject({ kind: 'STATUS_CHANGED', fromStatus: 'OPEN', group: { status: 'ACKNOWLEDGED' } });
+    expect(reader.reads() - afterCreated).toBeGreaterThanOrEqual(1);
+    expect(reader.reads() - afterCreated).toBeLessThanOrEqual(2);
+
+    // When the last subscriber leaves the reader stops; the next one reads a new baseline.
+    for (const s of subs) s.close();
+    await vi.waitFor(() => expect(reader.subscriberCount()).toBe(0), { timeout: 10_000 });
+    const beforeRejoin = reader.reads();
+    const again = await subscribeSse<Change>(live.url, `subscription { errorGroupChanged { kind } }`);
+    open.push(again as SseSubscription<unknown>);
+    expect(reader.reads()).toBe(beforeRejoin + 1);
+    expect(reader.subscriberCount()).toBe(1);
   });
 });

@@ -7,6 +7,7 @@ import { classifyDatabaseError } from '../db/errors.ts';
 import { DEFAULT_MAX_BODY_BYTES, type Config } from '../config.ts';
 import { DEFAULT_WRITE_CONFIG, type WriteConfig } from '../domain/writeConfig.ts';
 import type { LiveFeed } from '../live/liveEvents.ts';
+import { createErrorGroupChangeSource, type ErrorGroupChangeSource } from '../live/errorGroupChanges.ts';
 import type { Logger } from '../logger.ts';
 import type { GraphQLContext } from './schema/builder.ts';
 import { requestLimitPlugins } from './requestLimits.ts';
@@ -35,6 +36,11 @@ export interface GraphQLServerDeps {
   writeConfig?: WriteConfig;
   /** The change feed behind subscriptions; without it subscribing fails with SERVICE_UNAVAILABLE. */
   live?: LiveFeed;
+  /**
+   * The process's one errorGroupChanged reader (woken by NOTIFY in the service); default one of
+   * this server's own that polls (POLL_INTERVAL_MS) while anyone subscribes.
+   */
+  errorGroupChanges?: ErrorGroupChangeSource;
 }
 
 export type GraphQLServer = YogaServerInstance<Record<string, never>, GraphQLContext>;
@@ -71,6 +77,7 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
     }
     return maskError(error, message, isDev);
   };
+  const errorGroupChanges = deps.errorGroupChanges ?? createErrorGroupChangeSource({ db: deps.db, logger: deps.logger });
   // SSE subscribers of the same operation share one execution and the same bytes.
   const fanOut = createSseFanOut({ maskError: maskResultError, maxQueuedEvents: deps.live?.maxQueuedEvents ?? 10_000, logger: deps.logger });
   return createYoga<Record<string, never>, GraphQLContext>({
@@ -80,6 +87,7 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
       principal: deps.authenticate(request),
       writeConfig: deps.writeConfig ?? DEFAULT_WRITE_CONFIG,
       live: deps.live,
+      errorGroupChanges,
     }),
     logging: deps.logger.child({ component: 'graphql' }),
     maskedErrors: { maskError: maskResultError },

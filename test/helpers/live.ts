@@ -10,12 +10,15 @@ import { createGraphQLServer, type GraphQLServer } from '../../src/api/server.ts
 import { attachGraphQLWebSocket } from '../../src/api/webSocket.ts';
 import { createChangeFeed, type ChangeFeed } from '../../src/live/changeFeed.ts';
 import { createChangeListener, type ChangeListener } from '../../src/live/changeListener.ts';
+import { createErrorGroupChangeSource, errorGroupHints, type ErrorGroupChangeSource } from '../../src/live/errorGroupChanges.ts';
 
 export interface LiveServer {
   url: string;
   yoga: GraphQLServer;
   feed: ChangeFeed;
   listener: ChangeListener;
+  /** errorGroupChanged's shared reader, woken by the listener. */
+  errorGroupChanges: ErrorGroupChangeSource;
   close(): Promise<void>;
 }
 
@@ -34,6 +37,8 @@ export interface LiveServerOptions {
   maxBackoffMs?: number;
   authenticate?: (request: Request) => Principal | null;
   graphiql?: boolean;
+  /** The errorGroupChanged reader's reads without a wake-up (default WOKEN_POLL_INTERVAL_MS). */
+  errorGroupPollMs?: number;
 }
 
 export async function startLiveServer(o: LiveServerOptions): Promise<LiveServer> {
@@ -50,7 +55,8 @@ export async function startLiveServer(o: LiveServerOptions): Promise<LiveServer>
   const feed = createChangeFeed({ db: o.db, listener, events: createLivePubSub(), logger, fallbackPollMs: o.fallbackPollMs, maxQueuedEvents: o.maxQueuedEvents });
   await feed.start();
   await listener.start();
-  const yoga = createGraphQLServer({ db: o.db, logger, graphiql: o.graphiql ?? false, authenticate, isReady: async () => listener.isConnected(), live: feed });
+  const errorGroupChanges = createErrorGroupChangeSource({ db: o.db, logger, wake: errorGroupHints(listener), pollIntervalMs: o.errorGroupPollMs });
+  const yoga = createGraphQLServer({ db: o.db, logger, graphiql: o.graphiql ?? false, authenticate, isReady: async () => listener.isConnected(), live: feed, errorGroupChanges });
   const server = createServer(yoga);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -61,10 +67,12 @@ export async function startLiveServer(o: LiveServerOptions): Promise<LiveServer>
     yoga,
     feed,
     listener,
+    errorGroupChanges,
     async close() {
       await ws.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
+      await errorGroupChanges.close();
       await listener.stop();
       await feed.stop();
     },

@@ -10,6 +10,7 @@ import { hasRole, type Principal } from '../auth/principal.ts';
 import type { Db } from '../../db/createDb.ts';
 import type { WriteConfig } from '../../domain/writeConfig.ts';
 import type { LiveFeed } from '../../live/liveEvents.ts';
+import type { ErrorGroupChangeSource } from '../../live/errorGroupChanges.ts';
 import type PrismaTypes from '../../generated/pothosTypes.ts';
 import { getDatamodel } from '../../generated/pothosTypes.ts';
 
@@ -21,6 +22,8 @@ export interface GraphQLContext {
   writeConfig?: WriteConfig;
   /** The change feed subscriptions read from; absent where no feed runs. */
   live?: LiveFeed;
+  /** The shared reader behind errorGroupChanged (createGraphQLServer always sets one). */
+  errorGroupChanges?: ErrorGroupChangeSource;
 }
 
 export const builder = new SchemaBuilder<{

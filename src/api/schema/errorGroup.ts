@@ -31,7 +31,7 @@ export const ErrorGroupStatusEnum = builder.enumType(ErrorGroupStatus, {
 });
 
 const ErrorGroupOrderFieldEnum = builder.enumType('ErrorGroupOrderField', {
-  description: `How to order error groups, largest first (ties by id, newest first). TREND: most events in the last ${TREND_HOURS} hours.`,
+  description: `How to order error groups, largest first (ties by id, newest first). TREND: most events in the last ${TREND_HOURS} hours (this UTC hour and the ${TREND_HOURS - 1} before it), counted exactly over the events folded into groups so far: like every group count, it trails a commit by the fold delay (well under a second with the service running).`,
   values: ['LAST_SEEN', 'COUNT', 'UNRESOLVED', 'TREND'] as const satisfies readonly ErrorGroupOrderField[],
 });
 

@@ -1,6 +1,7 @@
 // Subscription errorGroupChanged: new groups, status moves and regressions at once, count changes
-// at most once a second per group (notify/errorGroupChanges.ts).
-import { watchErrorGroupChanges, COALESCE_MS, type ErrorGroupChangeEvent } from '../../live/errorGroupChanges.ts';
+// at most once a second per group, from the process's one shared reader (live/errorGroupChanges.ts).
+import { COALESCE_MS, type ErrorGroupChangeEvent } from '../../live/errorGroupChanges.ts';
+import { createGraphQLError } from 'graphql-yoga';
 import { builder } from './builder.ts';
 import { ErrorGroupFilterInput, ErrorGroupRef, ErrorGroupStatusEnum, parseGroupFilter } from './errorGroup.ts';
 
@@ -21,9 +22,12 @@ const ErrorGroupChangeRef = builder.objectRef<ErrorGroupChangeEvent>('ErrorGroup
 builder.subscriptionFields((t) => ({
   errorGroupChanged: t.field({
     type: ErrorGroupChangeRef,
-    description: `Changes of error groups matching the filter: CREATED, STATUS_CHANGED and REGRESSED as they happen, COUNTS_CHANGED at most once per ${COALESCE_MS} ms per group. Groups trail their events by the fold delay (well under a second), and changes are polled twice a second.`,
+    description: `Changes of error groups matching the filter: CREATED, STATUS_CHANGED and REGRESSED as they happen, COUNTS_CHANGED at most once per ${COALESCE_MS} ms per group. Groups trail their events by the fold delay (well under a second); changes are read when the database signals them (NOTIFY), or twice a second where it cannot.`,
     args: { filter: t.arg({ type: ErrorGroupFilterInput }) },
-    subscribe: (_root, args, ctx) => watchErrorGroupChanges(ctx.db, parseGroupFilter(args.filter)),
+    subscribe: (_root, args, ctx) => {
+      if (!ctx.errorGroupChanges) throw createGraphQLError('errorGroupChanged is not served in this process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
+      return ctx.errorGroupChanges.watch(parseGroupFilter(args.filter));
+    },
     resolve: (event) => event,
   }),
 }));

@@ -1,6 +1,9 @@
 // One page of error groups by keyset: (sort key, id) strictly below the cursor, largest first.
 // LAST_SEEN, COUNT and UNRESOLVED walk an index on (key, id) backwards (migration
-// 20261125130000_error_groups_ledger); TREND sorts the matching groups by their recent count.
+// 20261125130000_error_groups_ledger). TREND walks error_groups_trend_count_idx the same way when
+// the folder's trend window is the reader's (migration 20261126110000_error_group_trend: the first
+// fold of each hour slides it), and otherwise sums each matching group's hours and sorts them all
+// (exact either way; the index walk: 85 → ~30 ms p95 at 10,000 groups, docs/benchmarks.md).
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { ErrorGroup } from '../../generated/prisma/client.ts';
 import type { ErrorGroupStatus, ErrorKind } from '../../generated/prisma/enums.ts';
@@ -33,6 +36,8 @@ const SORT_KEYS: Record<ErrorGroupOrderField, { expr: string; cast: string }> = 
   UNRESOLVED: { expr: 'g.unresolved_count', cast: 'bigint' },
   TREND: { expr: 'g.recent_count', cast: 'bigint' },
 };
+// TREND when error_groups.trend_count counts the reader's window.
+const KEPT_TREND = { expr: 'g.trend_count', cast: 'bigint' };
 
 export type ErrorGroupPageRow = ErrorGroup & { recentCount: bigint; sortKey: string };
 
@@ -50,6 +55,19 @@ function whereSql(f: ErrorGroupFilterSql): Prisma.Sql {
   return parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`;
 }
 
+const HOUR_MS = 3_600_000;
+
+/** The first hour TREND counts at `now`: its UTC hour and the TREND_HOURS - 1 before it. */
+export function trendWindowStart(now: Date): Date {
+  return new Date((Math.floor(now.getTime() / HOUR_MS) - (TREND_HOURS - 1)) * HOUR_MS);
+}
+
+/** Whether the folder's trend_count counts from `start` (error_group_trend_window). */
+async function isTrendWindowAt(db: Db, start: Date): Promise<boolean> {
+  const [row] = await queryPg<{ start: Date }>(db, Prisma.sql`select start from error_group_trend_window`);
+  return row?.start.getTime() === start.getTime();
+}
+
 const recentSql = (now: Date) => Prisma.sql`(select coalesce(sum(h.count), 0) from error_group_hours h
   where h.group_id = g.id and h.bucket >= date_trunc('hour', ${now}::timestamptz, 'UTC') - ${TREND_HOURS - 1}::int * interval '1 hour')`;
 
@@ -64,14 +82,18 @@ export interface ErrorGroupPageQuery {
 
 /** Groups in `field` order, descending, ties by id descending; each with its recent count. */
 export async function readErrorGroupPage(db: Db, q: ErrorGroupPageQuery): Promise<ErrorGroupPageRow[]> {
-  const sort = SORT_KEYS[q.field];
+  const isKeptTrend = q.field === 'TREND' && (await isTrendWindowAt(db, trendWindowStart(q.now)));
+  const sort = isKeptTrend ? KEPT_TREND : SORT_KEYS[q.field];
   const expr = Prisma.raw(sort.expr);
   const after = q.after
     ? Prisma.sql`and (${expr}, g.id) < (${q.after.key}::${Prisma.raw(sort.cast)}, ${q.after.id}::bigint)`
     : Prisma.empty;
   // Only TREND sorts by the recent count, which costs one index range scan per matching group;
   // the other orders count it for the page's rows alone (at 10,000 groups: ~10,000 scans vs 50).
-  const page = q.field === 'TREND'
+  const page = isKeptTrend
+    ? Prisma.sql`select g.*, g.trend_count as recent_count from error_groups g
+        where ${whereSql(q.filter)} ${after} order by ${expr} desc, g.id desc limit ${q.limit}::int`
+    : q.field === 'TREND'
     ? Prisma.sql`select g.* from (select g.*, ${recentSql(q.now)} as recent_count from error_groups g where ${whereSql(q.filter)}) g
         where true ${after} order by ${expr} desc, g.id desc limit ${q.limit}::int`
     : Prisma.sql`select g.*, null::bigint as recent_count from error_groups g
@@ -79,12 +101,12 @@ export async function readErrorGroupPage(db: Db, q: ErrorGroupPageQuery): Promis
   const rows = await queryPg<Record<string, unknown>>(db, Prisma.sql`
     select g.id, g.event_type as "eventType", g.error_kind::text as "errorKind", g.signature, g.status::text as status,
            g.first_seen as "firstSeen", g.last_seen as "lastSeen", g.total_count as "totalCount",
-           g.unresolved_count as "unresolvedCount", g.queues, g.sources, g.sample_dead_letter_id as "sampleDeadLetterId",
+           g.unresolved_count as "unresolvedCount", g.trend_count as "trendCount", g.queues, g.sources, g.sample_dead_letter_id as "sampleDeadLetterId",
            g.regressed_at as "regressedAt", g.note, g.created_at as "createdAt", g.updated_at as "updatedAt",
            coalesce(g.recent_count, ${recentSql(q.now)}) as "recentCount", ${expr}::text as "sortKey"
       from (${page}) g
      order by ${expr} desc, g.id desc`);
-  return rows.map((row) => toBigInts<ErrorGroupPageRow>(row, ['id', 'totalCount', 'unresolvedCount', 'sampleDeadLetterId', 'recentCount']));
+  return rows.map((row) => toBigInts<ErrorGroupPageRow>(row, ['id', 'totalCount', 'unresolvedCount', 'trendCount', 'sampleDeadLetterId', 'recentCount']));
 }
 
 /** How many groups match the filter. */
@@ -97,8 +119,6 @@ export interface HourCount {
   start: Date;
   count: number;
 }
-
-const HOUR_MS = 3_600_000;
 
 /**
  * Events recorded into each group per UTC hour, for the `hours` hours up to `now`'s, zeros

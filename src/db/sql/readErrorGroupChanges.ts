@@ -15,10 +15,10 @@ export interface ErrorGroupActionChange {
 
 const GROUP_COLUMNS = Prisma.raw(`g.id, g.event_type as "eventType", g.error_kind::text as "errorKind", g.signature, g.status::text as status,
   g.first_seen as "firstSeen", g.last_seen as "lastSeen", g.total_count as "totalCount", g.unresolved_count as "unresolvedCount",
-  g.queues, g.sources, g.sample_dead_letter_id as "sampleDeadLetterId", g.regressed_at as "regressedAt", g.note,
+  g.trend_count as "trendCount", g.queues, g.sources, g.sample_dead_letter_id as "sampleDeadLetterId", g.regressed_at as "regressedAt", g.note,
   g.created_at as "createdAt", g.updated_at as "updatedAt"`);
 
-const GROUP_BIGINTS = ['id', 'totalCount', 'unresolvedCount', 'sampleDeadLetterId'];
+const GROUP_BIGINTS = ['id', 'totalCount', 'unresolvedCount', 'trendCount', 'sampleDeadLetterId'];
 
 /** History rows with id above `afterId`, oldest first, at most `limit`. */
 export async function readErrorGroupActionsAfter(db: Db, afterId: bigint, limit: number): Promise<ErrorGroupActionChange[]> {
