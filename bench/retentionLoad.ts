@@ -66,19 +66,22 @@ export async function runLoad(o: LoadOptions, signal: AbortSignal): Promise<Load
   const result: LoadResult = { ingestMs: [], claimMs: [], completeMs: [], claimed: 0, seconds: 0 };
   const insert = `insert into ${o.table} (event_type, queue, source, payload, headers, error_kind, error_message)
                   values ('bench.ingest', 'orders', 'checkout', $1, '{"topic":"orders"}', 'DOWNSTREAM_API', $2)`;
+  // Lazarus's queue state lives in dead_letter_states (dead_letters refuses state changes, LZ422);
+  // the partitioned copy is one wide table.
+  const states = o.table === 'dead_letters' ? 'dead_letter_states' : o.table;
   // `status = 'PENDING'` on the updated side too, so that the partitioned copy prunes to one partition.
   const claim = `
     with due as materialized (
-      select id from ${o.table} where status = 'PENDING' and next_attempt_at <= now()
+      select id from ${states} where status = 'PENDING' and next_attempt_at <= now()
        order by next_attempt_at, id limit $1 for update skip locked)
-    update ${o.table} d set status = 'PROCESSING', attempts = d.attempts + 1, lease_owner = 'bench',
+    update ${states} d set status = 'PROCESSING', attempts = d.attempts + 1, lease_owner = 'bench',
            lease_token = gen_random_uuid(), lease_expires_at = now() + interval '30 seconds'
       from due where d.id = due.id and d.status = 'PENDING'
     returning d.id, d.lease_token`;
   // resolved_at is set here for the partitioned copy, which has no stamp trigger (on dead_letters the
   // trigger keeps a given value); it moves the row to the finished partition of this week.
   const complete = `
-    update ${o.table} d set status = 'SUCCEEDED', resolved_at = now(), next_attempt_at = null,
+    update ${states} d set status = 'SUCCEEDED', resolved_at = now(), next_attempt_at = null,
            lease_owner = null, lease_token = null, lease_expires_at = null
       from unnest($1::bigint[], $2::uuid[]) as i(id, token)
      where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING'`;

@@ -22,6 +22,8 @@ const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL
 const EVENTS = Number(process.env.EVENTS ?? 10_000);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const PROBE_EVERY_MS = 20;
+// At most TRANSFORM_BATCH events the mutation applies them itself and leaves no batches to time.
+if (EVENTS <= TRANSFORM_BATCH) throw new Error(`EVENTS must be above ${TRANSFORM_BATCH} (one batch), got ${EVENTS}`);
 
 const name = randomDatabaseName('lazarus_bench');
 const url = await createDatabase(adminUrl, name);
@@ -34,7 +36,7 @@ function startFeedProbe(db: Db) {
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
-      const [row] = await db.$queryRaw<{ xid: string }[]>`insert into dead_letters (event_type, payload, status) values ('bench.probe', '{}', 'SUCCEEDED') returning change_xid::text as xid`;
+      const [row] = await db.$queryRaw<{ xid: string }[]>`insert into dead_letters (event_type, payload, status) values ('bench.probe', '{}', 'SUCCEEDED') returning pg_current_xact_id()::text as xid`;
       const committed = performance.now();
       while ((await readChangeHorizon(db)) <= BigInt(row!.xid)) await new Promise((r) => setTimeout(r, 2));
       lags.push(performance.now() - committed);
@@ -103,6 +105,9 @@ try {
   console.log('| round | apply as | changed | preview ms | mutation ms (validate + record) | feed lag max during mutation ms | apply ms | transactions | events/s | feed lag p50 ms | feed lag max ms | probes | undo ms | restored | payload::text identical after undo |');
   console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
 } finally {
   await probeHandle.close();
   await handle.close();
