@@ -10,13 +10,13 @@
 // loader now builds the split's tables, so run it from a checkout before that migration landed
 // (e.g. a15f4bd); at main it stops at the loader's trigger check. Not in CI's bench smokes for that.
 // BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; the scratch database is dropped.
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
+import { loadavg } from 'node:os';
 import pg from 'pg';
 import { pino } from 'pino';
-import { DEFAULT_MIGRATIONS_DIR, migrate } from '../src/db/migrate.ts';
+import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from '../test/helpers/databases.ts';
+import { copyOfMigrations } from '../test/helpers/migrations.ts';
 import { bulkLoadDeadLetters } from './bulkLoadDeadLetters.ts';
 
 const MIGRATION = '20261126100000_stack_signatures';
@@ -26,13 +26,10 @@ const ALL_STACKS = process.env.ALL_STACKS === '1';
 
 const name = randomDatabaseName('lazarus_bench');
 const url = await createDatabase(adminUrl, name);
-const dirs = { before: await mkdtemp(join(tmpdir(), 'lazarus-m-')), upTo: await mkdtemp(join(tmpdir(), 'lazarus-m-')) };
+const dirs = { before: await copyOfMigrations((entry) => entry < MIGRATION), upTo: await copyOfMigrations((entry) => entry <= MIGRATION) };
 const client = new pg.Client({ connectionString: url });
 const logger = pino({ level: 'silent' });
 try {
-  for (const dir of Object.values(dirs)) await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
-  for (const entry of await readdir(dirs.before)) if (entry >= MIGRATION) await rm(join(dirs.before, entry), { recursive: true });
-  for (const entry of await readdir(dirs.upTo)) if (entry > MIGRATION) await rm(join(dirs.upTo, entry), { recursive: true });
   await migrate(url, { migrationsDir: dirs.before, logger });
   await client.connect();
   // The loader writes group keys with lazarus_group_signature; before the migration it is the old key.

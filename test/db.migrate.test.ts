@@ -1,10 +1,10 @@
-import { cp, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
-import { checksumOf, DEFAULT_MIGRATIONS_DIR, migrate, MigrationError, readMigrations } from '../src/db/migrate.ts';
+import { checksumOf, migrate, MigrationError, readMigrations } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
+import { copyOfMigrations } from './helpers/migrations.ts';
 import { ledgersAndScans } from './helpers/rollups.ts';
 
 const adminUrl = inject('adminUrl');
@@ -17,10 +17,9 @@ async function emptyDatabase(): Promise<string> {
   return createDatabase(adminUrl, name);
 }
 
-async function copyOfMigrations(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), 'lazarus-migrations-'));
+async function migrationsCopy(): Promise<string> {
+  const dir = await copyOfMigrations();
   tempDirs.push(dir);
-  await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
   return dir;
 }
 
@@ -79,7 +78,7 @@ describe('migrate', () => {
 
   it('refuses to run when an applied migration was edited', async () => {
     const url = await emptyDatabase();
-    const dir = await copyOfMigrations();
+    const dir = await migrationsCopy();
     await migrate(url, { migrationsDir: dir });
     const [first] = await readMigrations(dir);
     await writeFile(join(dir, first!.name, 'migration.sql'), `${first!.sql}\n-- an innocent-looking edit\n`);
@@ -92,7 +91,7 @@ describe('migrate', () => {
 
   it('accepts a migration whose only change is its line endings', async () => {
     const url = await emptyDatabase();
-    const dir = await copyOfMigrations();
+    const dir = await migrationsCopy();
     await migrate(url, { migrationsDir: dir });
     const [first] = await readMigrations(dir);
     await writeFile(join(dir, first!.name, 'migration.sql'), first!.sql.replace(/\n/g, '\r\n'));
@@ -102,7 +101,7 @@ describe('migrate', () => {
 
   it('records a failed migration, rolls its changes back, and refuses to start until it is resolved', async () => {
     const url = await emptyDatabase();
-    const dir = await copyOfMigrations();
+    const dir = await migrationsCopy();
     await mkdir(join(dir, '29990101000000_broken'));
     await writeFile(
       join(dir, '29990101000000_broken', 'migration.sql'),
@@ -125,7 +124,7 @@ describe('migrate', () => {
   // Migrations that add rollups backfill them from the rows already there, under a lock.
   it('backfills both rollup ledgers from a populated table exactly', async () => {
     const url = await emptyDatabase();
-    const dir = await copyOfMigrations();
+    const dir = await migrationsCopy();
     // The database as it stood before the rollups migration: it and everything after it are not there yet.
     for (const name of await readdir(dir)) {
       if (name >= '20261122130000') await rm(join(dir, name), { recursive: true });

@@ -1,13 +1,12 @@
 // The queue-state split (migration 20261126130000_narrow_queue_state) applied to a database that
 // holds events in every status, with history, attempts, tombstones and a live cursor: every row,
 // every history entry and every cursor position must come through intact.
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { DEFAULT_MIGRATIONS_DIR, migrate } from '../src/db/migrate.ts';
+import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
+import { copyOfMigrations } from './helpers/migrations.ts';
 import { ledgersAndScans } from './helpers/rollups.ts';
 
 const SPLIT = '20261126130000_narrow_queue_state';
@@ -79,11 +78,7 @@ const CURSOR = (events: string) => `
 describe(`migration ${SPLIT}`, () => {
   it('keeps every row in every status, every history entry and every cursor position', async () => {
     const url = await createDatabase(adminUrl, name);
-    dir = await mkdtemp(join(tmpdir(), 'lazarus-migrations-'));
-    await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
-    for (const entry of await readdir(dir)) {
-      if (entry >= SPLIT) await rm(join(dir, entry), { recursive: true });
-    }
+    dir = await copyOfMigrations((entry) => entry < SPLIT);
     await migrate(url, { migrationsDir: dir });
 
     const c = new pg.Client({ connectionString: url });

@@ -1,13 +1,12 @@
 // The error group signature (migration 20261126100000_stack_signatures): the fingerprint, else the
 // message signature plus the stack's top frames with line numbers, addresses and ids removed.
-import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rm } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { DEFAULT_MIGRATIONS_DIR, migrate } from '../src/db/migrate.ts';
+import { migrate } from '../src/db/migrate.ts';
 import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
+import { copyOfMigrations } from './helpers/migrations.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
 
 const t = useTestDatabase();
@@ -276,9 +275,7 @@ describe('the migration', () => {
 
   it('moves existing rows to the groups their stacks say, with counts equal to a scan and statuses inherited', async () => {
     const url = await createDatabase(adminUrl, name);
-    dir = await mkdtemp(join(tmpdir(), 'lazarus-migrations-'));
-    await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
-    for (const entry of await readdir(dir)) if (entry >= '20261126100000') await rm(join(dir, entry), { recursive: true });
+    dir = await copyOfMigrations((entry) => entry < '20261126100000');
     await migrate(url, { migrationsDir: dir });
 
     const client = new pg.Client({ connectionString: url });
