@@ -117,6 +117,35 @@ describe('a dead letter written with plain SQL', () => {
   });
 });
 
+describe('the state an event was recorded with', () => {
+  it('is refused as a target of updates (LZ422, nothing written) while the view changes the current state', async () => {
+    await withClient(async (c) => {
+      const { rows: [{ id }] } = await c.query(`INSERT INTO dead_letters (event_type) VALUES ('a') RETURNING id`);
+      await expect(c.query(`UPDATE dead_letters SET status = 'RESOLVED', resolved_by = 'ops' WHERE id = $1`, [id]))
+        .rejects.toMatchObject({ code: 'LZ422', message: expect.stringContaining('dead_letter_states') });
+      expect((await c.query('select status, version from lazarus_dead_letters where id = $1', [id])).rows[0]).toEqual({ status: 'PENDING', version: 0 });
+      await c.query(`UPDATE lazarus_dead_letters SET status = 'RESOLVED', resolved_by = 'ops' WHERE id = $1`, [id]);
+      const both = await c.query(`select d.status as recorded, s.status as current, s.resolved_by
+                                    from dead_letters d join dead_letter_states s using (id) where d.id = $1`, [id]);
+      expect(both.rows[0]).toEqual({ recorded: 'PENDING', current: 'RESOLVED', resolved_by: 'ops' });
+    });
+  });
+
+  it('says where the current state is, in the comments psql shows', async () => {
+    await withClient(async (c) => {
+      const { rows } = await c.query(`
+        select a.attname as column, col_description(a.attrelid, a.attnum) as comment
+          from pg_attribute a
+         where a.attrelid = 'dead_letters'::regclass
+           and a.attname in ('status', 'attempts', 'next_attempt_at', 'lease_owner', 'lease_token', 'lease_expires_at',
+                             'resolved_at', 'resolved_by', 'resolution_reason')`);
+      expect(rows).toHaveLength(9);
+      for (const row of rows) expect(row.comment, row.column).toMatch(/never updated.*dead_letter_states/);
+      expect((await c.query(`select obj_description('dead_letters'::regclass, 'pg_class') as d`)).rows[0].d).toContain('lazarus_dead_letters');
+    });
+  });
+});
+
 describe('the error-text search copy', () => {
   it('follows inserts, error-text updates, deletes and truncates, and is left alone by status changes', async () => {
     const texts = (c: pg.Client) =>
