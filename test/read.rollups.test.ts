@@ -103,6 +103,36 @@ describe('stats rollups', () => {
   });
 });
 
+describe('the per-row helpers of the rollup and group triggers', () => {
+  it('are inlined by the planner (no SQL-function call per row) and give the hour and the unresolved flag', async () => {
+    const c = await t.handle.pool.connect();
+    try {
+      const plan = await c.query(`explain verbose select lazarus_rollup_bucket(created_at), lazarus_is_unresolved(status) from lazarus_dead_letters`);
+      const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).not.toMatch(/lazarus_rollup_bucket|lazarus_is_unresolved/);
+      // The hour of every instant, whatever the session's zone: across DST changes here and on the
+      // other side of the world, at a half-hour offset, at the ends of the range, and NULL.
+      for (const zone of ['UTC', 'America/St_Johns', 'Europe/Berlin', 'Australia/Lord_Howe']) {
+        await c.query(`set timezone = '${zone}'`);
+        const { rows } = await c.query(`
+          select count(*) filter (where lazarus_rollup_bucket(t) is distinct from date_trunc('hour', t, 'UTC'))::int as wrong,
+                 count(*)::int as n
+            from (select timestamptz '2026-03-28 22:00:00+00' + g * interval '7 minutes 13.000001 seconds' as t
+                    from generate_series(0, 3000) g
+                  union all values (timestamptz '-infinity'), ('infinity'), (null), ('2026-10-25 00:59:59.999999+00')) v`);
+        expect(rows[0]).toEqual({ wrong: 0, n: 3005 });
+      }
+      const flags = await c.query(`select s::text, lazarus_is_unresolved(s) as u from unnest(enum_range(null::"DeadLetterStatus") || null::"DeadLetterStatus") s order by 1`);
+      expect(Object.fromEntries(flags.rows.map((r) => [r.s, r.u]))).toEqual({
+        PENDING: 1, PROCESSING: 1, EXHAUSTED: 1, SUCCEEDED: 0, RESOLVED: 0, DISCARDED: 0, null: null,
+      });
+    } finally {
+      await c.query('reset timezone');
+      c.release();
+    }
+  });
+});
+
 describe('rollup compaction as the service runs it', () => {
   it('folds the ledger on its interval until stopped', async () => {
     await seed(12);
