@@ -91,7 +91,8 @@ describe(`migration ${SPLIT}`, () => {
         new Set(['PENDING', 'PROCESSING', 'SUCCEEDED', 'EXHAUSTED', 'RESOLVED', 'DISCARDED']));
       expect((before.events as { delivery_generation: number }[]).some((e) => e.delivery_generation > 0)).toBe(true);
 
-      expect((await migrate(url)).applied).toEqual([SPLIT]);
+      // The split, then every later migration: the rows must come through all of them intact.
+      expect((await migrate(url)).applied[0]).toBe(SPLIT);
 
       // The event as one row is unchanged, cursor and version included.
       expect(await snapshot(c, 'lazarus_dead_letters')).toEqual(before);
