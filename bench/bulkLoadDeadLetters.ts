@@ -19,6 +19,7 @@
 //       tg_dead_letters__recorded         one RECORDED history row, actor 'sql:' || session_user,
 //                                         at the event's created_at
 //       tg_dead_letter_states__notify_insert  nothing to rebuild: a hint, never state
+//       tg_dead_letters__derive_signature error_signature, from the same function of the message
 //       tg_dead_letters__error_group_id   error_group_id, from the same function of the same key
 //     Row g gets id g (chunks run side by side, so the sequence would interleave them), and the id
 //     sequence is set past the last one.
@@ -38,7 +39,7 @@ import { SYNTHETIC_COLUMNS, syntheticDeadLettersSelect, type StatusMix } from '.
 /** Per table, the INSERT triggers whose effects this loader rebuilds. Any other one stops the load. */
 export const KNOWN_INSERT_TRIGGERS: Record<string, string[]> = {
   dead_letters: [
-    'tg_dead_letters__error_group_id', 'tg_dead_letters__error_groups_insert',
+    'tg_dead_letters__derive_signature', 'tg_dead_letters__error_group_id', 'tg_dead_letters__error_groups_insert',
     'tg_dead_letters__error_texts_insert', 'tg_dead_letters__recorded',
     'tg_dead_letters__rollup_insert', 'tg_dead_letters__state_insert',
   ],
@@ -96,10 +97,10 @@ with r as materialized (
   select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then ${resolvedAt === 'now' ? 'now()' : 'r.updated_at'} end as resolved_at
     from (${syntheticDeadLettersSelect(mix, true)}) r(id, ${SYNTHETIC_COLUMNS.join(', ')})
 ), added as (
-  insert into dead_letters (id, ${EVENT_COLUMNS.join(', ')}, resolved_at, error_group_id)
-  select id, ${EVENT_COLUMNS.map((c) => `r.${c}`).join(', ')}, resolved_at,
-         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_group_signature(null, lazarus_error_signature(r.error_message), r.error_stack))
-    from r
+  insert into dead_letters (id, ${EVENT_COLUMNS.join(', ')}, resolved_at, error_signature, error_group_id)
+  select id, ${EVENT_COLUMNS.map((c) => `r.${c}`).join(', ')}, resolved_at, s.error_signature,
+         lazarus_error_group_id(r.event_type, r.error_kind::"ErrorKind", lazarus_group_signature(null, s.error_signature, r.error_stack))
+    from r, lateral (select lazarus_error_signature(r.error_message) as error_signature) s
   returning id, created_at, error_message, error_stack
 ), states as (
   insert into dead_letter_states (id, event_type, ordering_key, ordering_seq, status, attempts, next_attempt_at, resolved_at, updated_at)

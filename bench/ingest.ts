@@ -2,9 +2,16 @@
 //  1. 50,000 events (~3 KB each) through recordDeadLetters (batches of 500, in-process yoga.fetch)
 //     vs the same rows as multi-row INSERTs through pg, triggers on in both, one connection each.
 //  2. Bulk requeue of 100,000 rows by filter (domain requeue, no throttle) vs one SQL UPDATE.
-// BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; a scratch database is created
-// and dropped. Default postgresql://postgres@127.0.0.1:5432/postgres. EVENTS / REQUEUE_ROWS override sizes.
+//  3. Plain SQL INSERT cost (bench/plainInsertCost.ts): the same 500-row INSERT into dead_letters
+//     and into a bare table of the same columns, statement by statement in turn, for rows without
+//     and with a ≈ 1.5 KB stack; PLAIN_ROUNDS rounds (default 5) of PLAIN_STATEMENTS INSERTs per
+//     target (default 4). BEFORE_MIGRATION=<folder name> adds dead_letters in a second scratch
+//     database migrated only to the migrations before that one: what it bought, in the same run.
+// BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; scratch databases are created
+// and dropped. Default postgresql://postgres@127.0.0.1:5432/postgres. EVENTS / REQUEUE_ROWS override
+// sizes; PARTS=3 (or 1,3 …) runs only those parts.
 import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -13,17 +20,25 @@ import { migrate } from '../src/db/migrate.ts';
 import { requeue } from '../src/domain/operatorActions.ts';
 import { createGraphQLServer } from '../src/api/server.ts';
 import { createDatabase, dropDatabase, withDatabase } from '../test/helpers/databases.ts';
+import { copyOfMigrations } from '../test/helpers/migrations.ts';
+import { BARE_TABLE, createBareTable, measurePlainInsertCost, summarizePlainInsertCost, type PlainInsertTarget } from './plainInsertCost.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.EVENTS ?? 50_000);
 const BATCH = 500;
 const REQUEUE_ROWS = Number(process.env.REQUEUE_ROWS ?? 100_000);
 const ROUNDS = 2;
+const PARTS = new Set((process.env.PARTS ?? '1,2,3').split(',').map(Number));
+const PLAIN_ROUNDS = Number(process.env.PLAIN_ROUNDS ?? 5);
+const PLAIN_STATEMENTS = Number(process.env.PLAIN_STATEMENTS ?? 4);
+const BEFORE_MIGRATION = process.env.BEFORE_MIGRATION;
 const logger = pino({ level: 'silent' });
 
 const name = `lazarus_bench_${randomBytes(4).toString('hex')}`;
 const url = withDatabase(adminUrl, name);
+const beforeName = `${name}_before`;
 await createDatabase(adminUrl, name);
+if (BEFORE_MIGRATION) await createDatabase(adminUrl, beforeName);
 try {
   await migrate(url, { logger });
   const api = createDb(url, { poolMax: 1, acquireTimeoutMs: 10_000, statementTimeoutMs: 600_000, applicationName: 'bench' });
@@ -70,7 +85,7 @@ try {
     await raw.query('vacuum analyze dead_letters');
   };
   const ingest: { pg: number[]; graphql: number[] } = { pg: [], graphql: [] };
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < (PARTS.has(1) ? ROUNDS : 0); round++) {
     await reset();
     ingest.pg.push(await timed(() => viaPg(`pg${round}`)));
     await reset();
@@ -81,7 +96,7 @@ try {
   const bestGql = Math.min(...ingest.graphql);
 
   await reset();
-  await raw.query(`insert into dead_letters (event_type, queue, payload, error_kind, error_message, status, attempts)
+  if (PARTS.has(2)) await raw.query(`insert into dead_letters (event_type, queue, payload, error_kind, error_message, status, attempts)
                    select 'bench.requeue', 'bulk', jsonb_build_object('i', i), 'TIMEOUT', 'timed out', 'EXHAUSTED', 10
                      from generate_series(1, $1::int) i`, [REQUEUE_ROWS]);
   await raw.query('vacuum analyze dead_letters');
@@ -91,7 +106,7 @@ try {
     await raw.query('vacuum analyze dead_letters');
   };
   const bulk: { sql: number[]; domain: number[] } = { sql: [], domain: [] };
-  for (let round = 0; round < ROUNDS; round++) {
+  for (let round = 0; round < (PARTS.has(2) ? ROUNDS : 0); round++) {
     bulk.sql.push(await timed(async () => {
       const r = await raw.query(`update dead_letter_states set status = 'PENDING', next_attempt_at = now(), attempts = 0
                                   where event_type = 'bench.requeue' and status in ('PENDING', 'EXHAUSTED')`);
@@ -107,19 +122,45 @@ try {
   const bestSql = Math.min(...bulk.sql);
   const bestDomain = Math.min(...bulk.domain);
 
+  const plain = [];
+  if (PARTS.has(3)) {
+    await reset();
+    await createBareTable(raw);
+    const bare = new pg.Client({ connectionString: url });
+    bare.on('error', () => {});
+    await bare.connect();
+    const targets: PlainInsertTarget[] = [{ name: 'deadLetters', client: raw, table: 'dead_letters' }, { name: 'bareTable', client: bare, table: BARE_TABLE }];
+    if (BEFORE_MIGRATION) {
+      const beforeUrl = withDatabase(adminUrl, beforeName);
+      const migrationsDir = await copyOfMigrations((entry) => entry < BEFORE_MIGRATION);
+      await migrate(beforeUrl, { logger, migrationsDir });
+      await rm(migrationsDir, { recursive: true });
+      const before = new pg.Client({ connectionString: beforeUrl });
+      before.on('error', () => {});
+      await before.connect();
+      targets.push({ name: `deadLettersBefore_${BEFORE_MIGRATION}`, client: before, table: 'dead_letters' });
+    }
+    for (const shape of ['event', 'stack'] as const) {
+      const totals = await measurePlainInsertCost({ targets, shape, rounds: PLAIN_ROUNDS, statements: PLAIN_STATEMENTS });
+      plain.push({ shape, rowsPerTarget: totals.rows, againstBareTable: summarizePlainInsertCost(totals, 'bareTable') });
+    }
+    for (const t of targets.slice(1)) await t.client.end();
+  }
+
   const report = {
     postgres: (await raw.query<{ v: string }>('select version() as v')).rows[0]!.v.split(' on ')[0],
     loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
-    ingest: {
+    ingest: PARTS.has(1) && {
       events: EVENTS, batch: BATCH, approxRowBytes: rowBytes,
       pgInsertMs: ingest.pg.map(Math.round), recordDeadLettersMs: ingest.graphql.map(Math.round),
       bestPgRowsPerSec: rate(bestPg), bestRecordDeadLettersRowsPerSec: rate(bestGql),
       recordDeadLettersShareOfPgRate: Number((bestPg / bestGql).toFixed(2)),
     },
-    bulkRequeue: {
+    bulkRequeue: PARTS.has(2) && {
       rows: REQUEUE_ROWS, sqlUpdateMs: bulk.sql.map(Math.round), domainRequeueMs: bulk.domain.map(Math.round),
       domainTimeOverSqlTime: Number((bestDomain / bestSql).toFixed(2)),
     },
+    plainSqlInsert: PARTS.has(3) && plain,
   };
   console.log(JSON.stringify(report, null, 2));
   await raw.end();
@@ -129,6 +170,7 @@ try {
   process.exitCode = 1;
 } finally {
   await dropDatabase(adminUrl, name);
+  if (BEFORE_MIGRATION) await dropDatabase(adminUrl, beforeName);
 }
 
 async function timed(fn: () => Promise<void>): Promise<number> {

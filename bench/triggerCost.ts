@@ -20,7 +20,7 @@ export type TriggerCostTotals = Record<TriggerCostKey, Record<Mode, number>> & {
 const TICK_MS = 10;
 
 /** CPU milliseconds (user + system) the process `pid` has used, or null where /proc cannot say. */
-async function cpuMsOf(pid: number): Promise<number | null> {
+export async function cpuMsOf(pid: number): Promise<number | null> {
   try {
     const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

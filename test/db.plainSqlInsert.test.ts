@@ -146,6 +146,24 @@ describe('the state an event was recorded with', () => {
   });
 });
 
+describe('the error signature of a plain SQL row', () => {
+  it('is the message signature, whatever the producer writes into it', async () => {
+    await withClient(async (c) => {
+      const { rows: [row] } = await c.query(`INSERT INTO dead_letters (event_type, error_message, error_signature)
+                                              VALUES ('a', 'HTTP 503 (request 12)', 'forged') RETURNING id, error_signature`);
+      expect(row.error_signature).toBe('HTTP <n> (request <n>)');
+      const signature = async () => (await c.query('select error_signature from dead_letters where id = $1', [row.id])).rows[0].error_signature;
+      await c.query(`UPDATE dead_letters SET error_signature = 'forged' WHERE id = $1`, [row.id]);
+      expect(await signature()).toBe('HTTP <n> (request <n>)');
+      await c.query(`UPDATE dead_letters SET error_message = 'timeout after 30 s' WHERE id = $1`, [row.id]);
+      expect(await signature()).toBe('timeout after <n> s');
+      const { rows: [group] } = await c.query(`select error_group_id = lazarus_error_group_id(event_type, error_kind, error_signature) as matches
+                                                 from dead_letters where id = $1`, [row.id]);
+      expect(group.matches).toBe(true);
+    });
+  });
+});
+
 describe('the error-text search copy', () => {
   it('follows inserts, error-text updates, deletes and truncates, and is left alone by status changes', async () => {
     const texts = (c: pg.Client) =>

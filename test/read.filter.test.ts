@@ -109,7 +109,7 @@ describe('DeadLetterFilter', () => {
     expect(() => deadLetterWhereSql({ errorKinds: ['toString' as 'CRASH'] })).toThrow(/not a "ErrorKind" value/);
   });
 
-  it('stores the error signature the trigger-free generated column computes', async () => {
+  it('stores the error signature its row trigger computes', async () => {
     const rows = await t.db.deadLetter.findMany({ orderBy: { id: 'asc' }, select: { errorSignature: true } });
     expect(rows.map((r) => r.errorSignature)).toEqual([
       'HTTP <n> from inventory-service (request <n>)',
