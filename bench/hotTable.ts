@@ -9,6 +9,10 @@
 //   with the attempts' foreign key   the check the split dropped (it locked the wide row)
 //   bare narrow table                a table holding only the queue state with two partial
 //                                    indexes and no triggers: the floor
+// Besides events/s and WAL, each drain reports the CPU its two PostgreSQL backends used per event
+// (/proc/<pid>/stat, when the server runs on this machine): on a shared machine the backend's own
+// CPU moves far less between runs than events/s or WAL records (page pruning and index cleanup
+// land in whichever drain fills the page).
 // A measurement for a design decision, not an engine: the variants without a write break what
 // that write is for. BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped),
 // BENCH_EVENTS (50,000), BENCH_RUNS (2).
@@ -17,6 +21,7 @@ import pg from 'pg';
 import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import { completeSql, drainRaw, narrowClaim } from './rawDrain.ts';
+import { cpuMsOf } from './triggerCost.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -53,6 +58,8 @@ async function seed(): Promise<void> {
 
 interface Drained {
   perSecond: number;
+  /** CPU of the pool's backends per event, null where /proc cannot tell. */
+  backendCpuUsPerEvent: number | null;
   walRecordsPerEvent: number;
   walKbPerEvent: number;
 }
@@ -61,14 +68,25 @@ const walStats = async () => (await pool.query<{ records: string; bytes: string 
 
 /** Drains every event with the raw loop, timed, with the WAL it wrote. */
 async function drain(claimSql: string, completeStatement: string): Promise<Drained> {
+  // Both of the pool's connections open now, so the drain runs on backends whose CPU is read here.
+  const clients = await Promise.all([pool.connect(), pool.connect()]);
+  const pids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid));
+  for (const c of clients) c.release();
+  const cpuMs = async () => {
+    const each = await Promise.all(pids.map(cpuMsOf));
+    return each.every((ms) => ms !== null) ? each.reduce((a, b) => a! + b!, 0)! : null;
+  };
   const wal = await walStats();
+  const cpuBefore = await cpuMs();
   const started = performance.now();
   const done = await drainRaw(pool, claimSql, completeStatement);
   const seconds = (performance.now() - started) / 1000;
   if (done !== N) throw new Error(`drained ${done} of ${N}`);
+  const cpuAfter = await cpuMs();
   const after = await walStats();
   return {
     perSecond: N / seconds,
+    backendCpuUsPerEvent: cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1000) / N,
     walRecordsPerEvent: (Number(after.records) - Number(wal.records)) / N,
     walKbPerEvent: (Number(after.bytes) - Number(wal.bytes)) / N / 1024,
   };
@@ -88,6 +106,14 @@ const RESOLVED_AT_ONLY_STAMP = `
     else NEW.resolved_at := null; NEW.resolved_by := null; NEW.resolution_reason := null; end if;
     return NEW; end $$`;
 
+// The read-side indexes rebuilt without the claim's row versions: what a claim would save if the
+// pages that order by these keys read PROCESSING events (few: the leases held) another way.
+const NOT_PROCESSING_INDEXES = [
+  ['attempts_idx', '(attempts, id)'], ['updated_idx', '(updated_at, id)'],
+  ['next_attempt_order_idx', "(coalesce(next_attempt_at, 'infinity'::timestamptz), id)"], ['status_next_attempt_idx', '(status, next_attempt_at, id)'],
+].map(([index, columns]) => `drop index dead_letter_states_${index};
+  create index dead_letter_states_${index} on dead_letter_states ${columns} where status <> 'PROCESSING';`).join('\n');
+
 const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: string }> = [
   { name: 'dead_letter_states as migrated', run: drainStates },
   { name: 'without the attempt rows', run: drainStatesWithoutAttempts },
@@ -102,6 +128,8 @@ const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: str
   { name: 'without updated_idx', run: drainStates, prepare: dropIndex('dead_letter_states_updated_idx') },
   { name: 'without attempts_idx', run: drainStates, prepare: dropIndex('dead_letter_states_attempts_idx') },
   { name: 'without next_attempt_order_idx', run: drainStates, prepare: dropIndex('dead_letter_states_next_attempt_order_idx') },
+  { name: 'the four read-side indexes partial, WHERE status <> \'PROCESSING\' (a claim writes none of them)', run: drainStates,
+    prepare: NOT_PROCESSING_INDEXES },
   { name: 'bare narrow table', run: drainNarrow },
 ];
 
@@ -121,11 +149,12 @@ try {
   const median = (xs: number[]) => xs.toSorted((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
   const base = median(results.get(VARIANTS[0]!.name)!.map((r) => r.perSecond));
   console.log(`\n${N} events, ${RUNS} runs; medians (lower median for an even count)\n`);
-  console.log('| Variant | Events/s | Per run | × as migrated | WAL records / event | WAL KB / event |');
-  console.log('| --- | ---: | --- | ---: | ---: | ---: |');
+  console.log('| Variant | Events/s | Per run | × as migrated | Backend CPU µs / event | WAL records / event | WAL KB / event |');
+  console.log('| --- | ---: | --- | ---: | ---: | ---: | ---: |');
   for (const [name, runs] of results) {
     const rate = median(runs.map((r) => r.perSecond));
-    console.log(`| ${name} | ${Math.round(rate).toLocaleString('en')} | ${runs.map((r) => Math.round(r.perSecond).toLocaleString('en')).join(', ')} | ${(rate / base).toFixed(1)} | ${median(runs.map((r) => r.walRecordsPerEvent)).toFixed(0)} | ${median(runs.map((r) => r.walKbPerEvent)).toFixed(1)} |`);
+    const cpu = runs.every((r) => r.backendCpuUsPerEvent !== null) ? median(runs.map((r) => r.backendCpuUsPerEvent!)).toFixed(0) : '—';
+    console.log(`| ${name} | ${Math.round(rate).toLocaleString('en')} | ${runs.map((r) => Math.round(r.perSecond).toLocaleString('en')).join(', ')} | ${(rate / base).toFixed(1)} | ${cpu} | ${median(runs.map((r) => r.walRecordsPerEvent)).toFixed(0)} | ${median(runs.map((r) => r.walKbPerEvent)).toFixed(1)} |`);
   }
 } finally {
   await pool.end();
