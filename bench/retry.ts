@@ -24,7 +24,10 @@
 // until the peer's own table says every job is completed (polled every 100 ms once the handler has
 // seen them all); the handler count and the table must both equal BENCH_EVENTS or the bench fails.
 // Prints each run, then the median events/s per contestant and the two bars of the issue:
-// lazarus / faster peer (≥ 1.0) and lazarus / raw SQL (≥ 0.80).
+// lazarus / faster peer (≥ 1.0) and lazarus / raw SQL (≥ 0.80). Beside events/s, each contestant's
+// PostgreSQL backend CPU per job (its connections, by application_name, /proc/<pid>/stat when the
+// server runs on this machine): the database's share of the work, which a shared machine's noise
+// moves far less than events/s.
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { run as runGraphileWorker, runMigrations as migrateGraphileWorker, Logger as GraphileLogger, type Runner } from 'graphile-worker';
@@ -38,6 +41,7 @@ import type { RetryPassSummary } from '../src/workers/retry/runRetryPass.ts';
 import { startRetryLoop } from '../src/workers/retry/startRetryLoop.ts';
 import { BATCH, completeSql, drainRaw, narrowClaim } from './rawDrain.ts';
 import { seedDueEvents } from './seedDueEvents.ts';
+import { cpuMsOf } from './triggerCost.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -86,6 +90,8 @@ interface Contestant {
   drain: () => Promise<number>;
   /** After the timer (and on failure): stop whatever `drain` started. */
   stop?: () => Promise<void>;
+  /** The application_name of the connections that drain. */
+  app: string;
 }
 
 const name = `lazarus_bench_${process.pid}`;
@@ -103,7 +109,7 @@ try {
   }
   const handle = createDb(dbUrl, { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, applicationName: 'lazarus-retry' });
   cleanups.push(() => handle.close());
-  const pool = new pg.Pool({ connectionString: dbUrl, max: 2 });
+  const pool = new pg.Pool({ connectionString: dbUrl, max: 2, application_name: 'bench-raw' });
   pool.on('error', () => {});
   cleanups.push(() => pool.end());
 
@@ -154,7 +160,7 @@ try {
   let gwHandled = 0;
   let gwRunner: Runner | null = null;
   const graphileWorker: Contestant = {
-    label: 'graphile-worker',
+    label: 'graphile-worker', app: 'bench-graphile-worker',
     seed: async () => {
       await gwPool.query('delete from graphile_worker._private_jobs');
       let added = 0;
@@ -204,7 +210,7 @@ try {
   let pbHandled = 0;
   let pbWorking = false;
   const pgBoss: Contestant = {
-    label: 'pg-boss',
+    label: 'pg-boss', app: 'bench-pg-boss',
     seed: async () => {
       await boss.deleteAllJobs();
       await seedInChunks((payloads) => boss.insert(QUEUE, payloads.map((data) => ({ data }))));
@@ -248,25 +254,46 @@ try {
     return n;
   };
   const contestants: Contestant[] = [
-    { label: 'lazarus', seed, drain: measuringWal('lazarus', () => lazarus(false)) },
-    { label: 'lazarus, half fail once', seed, drain: measuringWal('lazarus, half fail once', () => lazarus(true)) },
-    { label: 'raw', seed, drain: raw },
+    { label: 'lazarus', seed, drain: measuringWal('lazarus', () => lazarus(false)), app: 'lazarus-retry' },
+    { label: 'lazarus, half fail once', seed, drain: measuringWal('lazarus, half fail once', () => lazarus(true)), app: 'lazarus-retry' },
+    { label: 'raw', seed, drain: raw, app: 'bench-raw' },
     graphileWorker,
     pgBoss,
   ];
+  /** CPU milliseconds used so far by this database's backends named `app`, by pid (null: /proc cannot tell). */
+  const backendCpuMs = async (app: string): Promise<Map<number, number> | null> => {
+    const { rows } = await pool.query<{ pid: number }>(
+      'select pid from pg_stat_activity where datname = current_database() and application_name = $1', [app]);
+    const used = new Map<number, number>();
+    for (const { pid } of rows) {
+      const ms = await cpuMsOf(pid);
+      if (ms === null) return null;
+      used.set(pid, ms);
+    }
+    return used;
+  };
+  const cpuPerJob: Record<string, number[]> = Object.fromEntries(contestants.map((c) => [c.label, []]));
   cleanups.push(async () => { for (const c of contestants) await c.stop?.(); });
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   const results: Record<string, number[]> = Object.fromEntries(contestants.map((c) => [c.label, []]));
   const width = Math.max(...contestants.map((c) => c.label.length));
   for (let run = 1; run <= RUNS; run++) {
-    for (const { label, seed: seedFor, drain, stop } of contestants) {
+    for (const { label, seed: seedFor, drain, stop, app } of contestants) {
       await seedFor();
+      const cpuBefore = await backendCpuMs(app);
       const started = performance.now();
       let n: number;
       let seconds: number;
       try {
         n = await drain();
         seconds = (performance.now() - started) / 1000;
+        // Backends that opened during the drain count whole; the query itself runs on bench-raw.
+        const cpuAfter = cpuBefore && await backendCpuMs(app);
+        if (cpuBefore && cpuAfter) {
+          let ms = 0;
+          for (const [pid, used] of cpuAfter) ms += used - (cpuBefore.get(pid) ?? 0);
+          cpuPerJob[label]!.push((ms * 1000) / n);
+        }
       } finally {
         await stop?.();
       }
@@ -281,17 +308,21 @@ try {
   const gw = median(results['graphile-worker']!);
   const pb = median(results['pg-boss']!);
   const lf = median(results['lazarus, half fail once']!);
-  const rows: Array<[string, number[]]> = [
-    ['lazarus', results.lazarus!],
-    ['lazarus, half fail once', results['lazarus, half fail once']!],
-    ['raw SQL (the limit)', results.raw!],
-    [`graphile-worker ${gwVersion}`, results['graphile-worker']!],
-    [`pg-boss ${pbVersion}`, results['pg-boss']!],
+  const rows: Array<[string, string]> = [
+    ['lazarus', 'lazarus'],
+    ['lazarus, half fail once', 'lazarus, half fail once'],
+    ['raw SQL (the limit)', 'raw'],
+    [`graphile-worker ${gwVersion}`, 'graphile-worker'],
+    [`pg-boss ${pbVersion}`, 'pg-boss'],
   ];
   const col = Math.max(...rows.map(([l]) => l.length), 'contestant'.length);
   console.log(`\n${EVENTS} events, median of ${RUNS} run(s):`);
-  console.log(`${'contestant'.padEnd(col)}  ${'events/s'.padStart(8)}  per run`);
-  for (const [l, xs] of rows) console.log(`${l.padEnd(col)}  ${String(Math.round(median(xs))).padStart(8)}  ${xs.map((x) => Math.round(x)).join(', ')}`);
+  console.log(`${'contestant'.padEnd(col)}  ${'events/s'.padStart(8)}  ${'backend CPU µs/job'.padStart(18)}  per run`);
+  for (const [l, key] of rows) {
+    const xs = results[key]!;
+    const cpu = cpuPerJob[key]!.length === xs.length ? median(cpuPerJob[key]!).toFixed(0) : '—';
+    console.log(`${l.padEnd(col)}  ${String(Math.round(median(xs))).padStart(8)}  ${cpu.padStart(18)}  ${xs.map((x) => Math.round(x)).join(', ')}`);
+  }
   const [peerLabel, peer] = gw >= pb ? [`graphile-worker ${gwVersion}`, gw] : [`pg-boss ${pbVersion}`, pb];
   const verdict = (ratio: number, bar: number) => `${ratio.toFixed(2)} (bar ≥ ${bar.toFixed(2)}: ${ratio >= bar ? 'met' : 'NOT met'})`;
   console.log(`\nlazarus / faster peer (${peerLabel}): ${verdict(lz / peer, 1)}`);
