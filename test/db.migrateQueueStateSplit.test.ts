@@ -1,23 +1,14 @@
 // The queue-state split (migration 20261126130000_narrow_queue_state) applied to a database that
 // holds events in every status, with history, attempts, tombstones and a live cursor: every row,
 // every history entry and every cursor position must come through intact.
-import { rm } from 'node:fs/promises';
 import pg from 'pg';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate } from '../src/db/migrate.ts';
-import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
-import { copyOfMigrations } from './helpers/migrations.ts';
+import { useDatabaseBefore } from './helpers/migrations.ts';
 import { ledgersAndScans } from './helpers/rollups.ts';
 
 const SPLIT = '20261126130000_narrow_queue_state';
-const adminUrl = inject('adminUrl');
-const name = randomDatabaseName('lazarus_m');
-let dir = '';
-
-afterAll(async () => {
-  await dropDatabase(adminUrl, name);
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const database = useDatabaseBefore(SPLIT);
 
 // The event as one row, before (one table) and after (the view over both tables).
 const EVENT = `id, event_type, queue, source, ordering_key, ordering_seq, dedupe_key, payload, headers, error_kind::text,
@@ -77,9 +68,7 @@ const CURSOR = (events: string) => `
 
 describe(`migration ${SPLIT}`, () => {
   it('keeps every row in every status, every history entry and every cursor position', async () => {
-    const url = await createDatabase(adminUrl, name);
-    dir = await copyOfMigrations((entry) => entry < SPLIT);
-    await migrate(url, { migrationsDir: dir });
+    const url = await database.create();
 
     const c = new pg.Client({ connectionString: url });
     await c.connect();

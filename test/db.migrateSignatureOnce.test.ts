@@ -1,22 +1,13 @@
 // Migration 20261127110000_signature_once turns the generated error_signature column into one a
 // row trigger fills: every stored row must keep its signature and group, and new rows must get the
 // same values the generated column and the old trigger gave.
-import { rm } from 'node:fs/promises';
 import pg from 'pg';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { migrate } from '../src/db/migrate.ts';
-import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
-import { copyOfMigrations } from './helpers/migrations.ts';
+import { useDatabaseBefore } from './helpers/migrations.ts';
 
 const MIGRATION = '20261127110000_signature_once';
-const adminUrl = inject('adminUrl');
-const name = randomDatabaseName('lazarus_m');
-let dir = '';
-
-afterAll(async () => {
-  await dropDatabase(adminUrl, name);
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+const database = useDatabaseBefore(MIGRATION);
 
 const INSERT = `
   insert into dead_letters (event_type, error_kind, error_message, error_stack, fingerprint)
@@ -30,9 +21,7 @@ const ROWS = `select id, error_signature, error_group_id::text, lazarus_group_si
 
 describe(`migration ${MIGRATION}`, () => {
   it('keeps every stored signature and group, and gives new rows the values the generated column gave', async () => {
-    const url = await createDatabase(adminUrl, name);
-    dir = await copyOfMigrations((entry) => entry < MIGRATION);
-    await migrate(url, { migrationsDir: dir });
+    const url = await database.create();
     const c = new pg.Client({ connectionString: url });
     await c.connect();
     try {

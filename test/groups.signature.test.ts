@@ -1,12 +1,10 @@
 // The error group signature (migration 20261126100000_stack_signatures): the fingerprint, else the
 // message signature plus the stack's top frames with line numbers, addresses and ids removed.
-import { rm } from 'node:fs/promises';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate } from '../src/db/migrate.ts';
 import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
-import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
-import { copyOfMigrations } from './helpers/migrations.ts';
+import { useDatabaseBefore } from './helpers/migrations.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
 
 const t = useTestDatabase();
@@ -265,18 +263,10 @@ describe('the group signature', () => {
 });
 
 describe('the migration', () => {
-  const adminUrl = inject('adminUrl');
-  const name = randomDatabaseName('lazarus_m');
-  let dir = '';
-  afterAll(async () => {
-    await dropDatabase(adminUrl, name);
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  const database = useDatabaseBefore('20261126100000');
 
   it('moves existing rows to the groups their stacks say, with counts equal to a scan and statuses inherited', async () => {
-    const url = await createDatabase(adminUrl, name);
-    dir = await copyOfMigrations((entry) => entry < '20261126100000');
-    await migrate(url, { migrationsDir: dir });
+    const url = await database.create();
 
     const client = new pg.Client({ connectionString: url });
     await client.connect();

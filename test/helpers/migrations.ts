@@ -1,7 +1,9 @@
 import { cp, mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_MIGRATIONS_DIR } from '../../src/db/migrate.ts';
+import { afterAll, inject } from 'vitest';
+import { DEFAULT_MIGRATIONS_DIR, migrate } from '../../src/db/migrate.ts';
+import { createDatabase, dropDatabase, randomDatabaseName } from './databases.ts';
 
 /**
  * A temporary copy of the migrations folder holding only the entries `keep` accepts (migration
@@ -13,4 +15,27 @@ export async function copyOfMigrations(keep: (entry: string) => boolean = () => 
   await cp(DEFAULT_MIGRATIONS_DIR, dir, { recursive: true });
   for (const entry of await readdir(dir)) if (!keep(entry)) await rm(join(dir, entry), { recursive: true });
   return dir;
+}
+
+/**
+ * For a migration's own test: `create()` makes a scratch database at the schema just before
+ * `migration` (every earlier one applied) and returns its URL; the test fills it, then upgrades it
+ * with `migrate(url)`. The database and the folder are removed after the file's tests.
+ */
+export function useDatabaseBefore(migration: string): { create: () => Promise<string> } {
+  const adminUrl = inject('adminUrl');
+  const name = randomDatabaseName('lazarus_m');
+  let dir = '';
+  afterAll(async () => {
+    await dropDatabase(adminUrl, name);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+  return {
+    async create() {
+      const url = await createDatabase(adminUrl, name);
+      dir = await copyOfMigrations((entry) => entry < migration);
+      await migrate(url, { migrationsDir: dir });
+      return url;
+    },
+  };
 }
