@@ -2,7 +2,7 @@
 // database `lazarus_bench` on BENCH_ADMIN_URL (default: local PostgreSQL), then reports p50/p95 per
 // query shape for the GraphQL request (in-process yoga.fetch) next to hand-written SQL through pg,
 // and EXPLAIN of each SQL. A benchmark script, not the service: it reads its own env vars.
-// The seed is bench/bulkLoadDeadLetters.ts (10M rows in 5.3-6.5 min here; BENCH_SEED=triggers for
+// The seed is bench/bulkLoadDeadLetters.ts (10M rows in 9.3 min here after the queue-state split; BENCH_SEED=triggers for
 // the old INSERT … SELECT through every trigger), checked against a scan before anything is timed.
 //
 // The PostGraphile columns are issue #3's do-it-yourself rival: PostGraphile 5 with the
@@ -200,7 +200,7 @@ async function seed(): Promise<void> {
     const t = await bulkLoadDeadLetters({ url: BENCH_URL, rows: ROWS, connections: SEED_CONNECTIONS, log: (line) => process.stderr.write(`${line}\n`) });
     const f = (s: number) => s.toFixed(1);
     console.log(`Seeded ${ROWS} rows in ${f(t.totalSeconds)} s (bulk load on ${SEED_CONNECTIONS} connections, triggers off and rebuilt set-based: ` +
-      `load ${f(t.loadSeconds)} s, rollups ${f(t.rollupSeconds)} s, vacuum ${f(t.vacuumSeconds)} s, indexes ${f(t.indexSeconds)} s, analyze ${f(t.analyzeSeconds)} s).`);
+      `load ${f(t.loadSeconds)} s, vacuum ${f(t.vacuumSeconds)} s, rollups, error groups and indexes ${f(t.buildSeconds)} s, analyze ${f(t.analyzeSeconds)} s).`);
   }
   const checkStarted = performance.now();
   const check = await verifyDerivedTables(BENCH_URL);

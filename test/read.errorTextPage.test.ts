@@ -39,6 +39,28 @@ describe('a page filtered by error text', () => {
     // Nothing matches: an empty page, not an error.
     expect(await page('no such text', 4)).toEqual([]);
   });
+
+  it('reads a state filter from the state row, not the status the event was recorded with', async () => {
+    const ids = await seed(['a rare one', 'another rare one', 'hay bale', 'hay bale', 'hay bale', 'hay bale']);
+    await t.handle.pool.query(`update dead_letter_states set status = 'EXHAUSTED' where id = $1`, [ids[0]]);
+    const page = async (filter: { statuses?: ('PENDING' | 'EXHAUSTED')[]; eventTypes?: string[] }) =>
+      (await readErrorTextPage(t.db, { errorText: 'rare one', ...filter }, { ...newestFirst, limit: 4 }, SEARCH)).map((r) => [r.id, r.status]);
+    expect(await page({ statuses: ['EXHAUSTED'] })).toEqual([[ids[0], 'EXHAUSTED']]);
+    expect(await page({ statuses: ['PENDING'] })).toEqual([[ids[1], 'PENDING']]);
+    expect(await page({ eventTypes: ['even'] })).toEqual([[ids[0], 'EXHAUSTED']]);
+  });
+
+  it('gives the same rows when the cap grows with the table', async () => {
+    const ids = await seed([...Array(6).fill('needle in a stack'), ...Array(10).fill('hay bale')]);
+    await t.handle.pool.query('analyze dead_letters');
+    // sqrt(4 × 16 rows) = 8: the 6 "needle" matches are collected, where the fixed cap of 3 walked.
+    const scaled = { ...SEARCH, isCapScaled: true };
+    const first = await readErrorTextPage(t.db, { errorText: 'needle' }, { ...newestFirst, limit: 4 }, scaled);
+    expect(first.map((r) => r.id)).toEqual(ids.slice(2, 6).reverse());
+    const last = first.at(-1)!;
+    const next = await readErrorTextPage(t.db, { errorText: 'needle' }, { ...newestFirst, limit: 4, after: { key: last.sortKey, id: last.id } }, scaled);
+    expect(next.map((r) => r.id)).toEqual([ids[1], ids[0]]);
+  });
 });
 
 describe('the matches of an error text (lazarus_error_text_matches)', () => {

@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { deadLetterWhereSql } from '../src/db/sql/deadLetterWhere.ts';
+import { deadLetterWhereSql, isEventFilter } from '../src/db/sql/deadLetterWhere.ts';
 import { matchesDeadLetterFilter } from '../src/domain/deadLetterFilter.ts';
 import { parseDeadLetterFilter } from '../src/api/schema/deadLetterFilter.ts';
 import type { GraphQLServer } from '../src/api/server.ts';
@@ -120,6 +120,18 @@ describe('DeadLetterFilter', () => {
       "field 'name' too long at <ts>",
       "' OR <n>=<n> --",
     ]);
+  });
+});
+
+describe('isEventFilter', () => {
+  it.each(CASES)('says %s reads dead_letters alone only when dead_letters alone gives the same rows', async (_name, filter, expected) => {
+    const parsed = parseDeadLetterFilter(withDates(filter) as never);
+    if (isEventFilter(parsed)) {
+      const fromTable = await t.db.$queryRaw<{ id: bigint }[]>`select d.id from dead_letters d where ${deadLetterWhereSql(parsed)}`;
+      expect(keysOf(fromTable.map((r) => r.id.toString()))).toEqual(expected);
+    }
+    const stateFields = ['statuses', 'updatedAt', 'nextAttemptAt', 'attempts'];
+    expect(isEventFilter(parsed)).toBe(!Object.keys(parsed).some((field) => stateFields.includes(field)));
   });
 });
 

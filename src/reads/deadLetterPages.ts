@@ -4,7 +4,7 @@
 import { queryPg, type Db } from '../db/createDb.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
 import { readDeadLetterPage, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
-import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
+import { deadLetterWhereSql, isEventFilter, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
 import { readOrderedPage } from '../db/sql/orderedPage.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
@@ -82,14 +82,14 @@ function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
   let total: Promise<number> | undefined; // one count for totalCount and boundedCount alike
   const exactTotal = () => {
     const p = planned();
-    return (total ??= count(p ? rollupCountSql(p) : deadLetterCountSql(where)));
+    return (total ??= count(p ? rollupCountSql(p) : deadLetterCountSql(where, isEventFilter(filter))));
   };
   return {
     total: exactTotal,
     fromRollups: () => (planned() ? exactTotal : null),
     upTo: async (limit) => {
       if (planned()) return { count: await exactTotal(), exact: true };
-      const n = await count(deadLetterCountUpToSql(where, limit));
+      const n = await count(deadLetterCountUpToSql(where, limit, isEventFilter(filter)));
       return n > limit ? { count: limit, exact: false } : { count: n, exact: true };
     },
   };

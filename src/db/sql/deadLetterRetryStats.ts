@@ -39,14 +39,17 @@ export function deadLetterRetryStatsSql(where: Prisma.Sql): Prisma.Sql {
  * then read from the table: at most an hour of rows, through the created_at index.
  */
 export function rollupRetryStatsSql(plan: RollupPlan, where: Prisma.Sql): Prisma.Sql {
-  const edgeOldest = plan.edges.map((edge) => Prisma.sql`(select min(d.created_at) from lazarus_dead_letters d where d.status = 'PENDING' and (${edge}))`);
-  // The hour read once (a materialized CTE), then used as a scalar, not joined, so min() walks
-  // dead_letters_created_idx from its start and stops at the first PENDING row (joined, the
+  // The oldest as `order by created_at limit 1`, not min(): PostgreSQL turns min() into that walk
+  // only over one table, and the view is a join. As min() each read every row of its hour and its
+  // state row (13,889 rows, 400 ms at 10M rows on a loaded machine: docs/benchmarks.md, Session 15).
+  const oldestPending = (where: Prisma.Sql) => Prisma.sql`(
+      select d.created_at from lazarus_dead_letters d where d.status = 'PENDING' and ${where} order by d.created_at limit 1)`;
+  const edgeOldest = plan.edges.map((edge) => oldestPending(Prisma.sql`(${edge})`));
+  // The hour read once (a materialized CTE), then used as a scalar, not joined, so the walk of
+  // dead_letters_created_idx starts at the hour and stops at the first PENDING row (joined, the
   // planner ANDed a bitmap of every PENDING row: 25 ms at 1M rows).
-  const hourOldest = Prisma.sql`(
-      select min(d.created_at) from lazarus_dead_letters d
-       where d.status = 'PENDING' and (${where})
-         and d.created_at >= (select bucket from pending_hour) and d.created_at < (select bucket from pending_hour) + interval '1 hour')`;
+  const hourOldest = oldestPending(Prisma.sql`(${where})
+         and d.created_at >= (select bucket from pending_hour) and d.created_at < (select bucket from pending_hour) + interval '1 hour'`);
   return Prisma.sql`
     with pending_hour as materialized (
       select r.bucket from dead_letter_rollups r

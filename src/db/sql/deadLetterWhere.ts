@@ -43,6 +43,21 @@ export interface DeadLetterFilter {
   groupId?: bigint;
 }
 
+// Where each filter field is read: `event` fields are dead_letters' own columns (written once),
+// `state` fields live on dead_letter_states. dead_letters still has status, attempts and
+// next_attempt_at, as an event was recorded, so a state field over dead_letters alone would be
+// answered, wrongly: a new field must say which it is.
+const FILTER_FIELD_TABLES: Record<keyof DeadLetterFilter, 'event' | 'state'> = {
+  ids: 'event', statuses: 'state', eventTypes: 'event', queues: 'event', sources: 'event', orderingKey: 'event',
+  errorKinds: 'event', errorText: 'event', payloadContains: 'event', payloadPath: 'event', createdAt: 'event',
+  updatedAt: 'state', nextAttemptAt: 'state', attempts: 'state', errorSignatures: 'event', groupId: 'event',
+};
+
+/** True when `deadLetterWhereSql(filter)` reads only columns of dead_letters itself (aliased `d`). */
+export function isEventFilter(filter: DeadLetterFilter): boolean {
+  return Object.entries(filter).every(([field, value]) => value === undefined || FILTER_FIELD_TABLES[field as keyof DeadLetterFilter] === 'event');
+}
+
 /** Escapes LIKE wildcards so user text is matched literally (backslash is ILIKE's escape). */
 export function likeContains(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
