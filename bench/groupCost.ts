@@ -28,12 +28,11 @@
 // (status updates per mode per round, default 2) size part 1. SKIP_PAGE=1 / SKIP_ALERTS=1 skip parts.
 // The table's first rows say which triggers were toggled.
 import { loadavg } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import { pino } from 'pino';
 import { LOCAL_PRINCIPAL } from '../src/api/auth/principal.ts';
 import { createDb } from '../src/db/createDb.ts';
-import { migrate } from '../src/db/migrate.ts';
-import { createDatabase, dropDatabase, randomDatabaseName } from '../test/helpers/databases.ts';
+import { inScratchDatabase } from './scratchDatabase.ts';
 import { measureTriggerCost, timed, type TriggerCostKey, type TriggerCostTotals } from './triggerCost.ts';
 import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
 import { createGraphQLServer } from '../src/api/server.ts';
@@ -69,14 +68,8 @@ const ORDERS = ['LAST_SEEN', 'COUNT', 'UNRESOLVED', 'TREND'] as const;
 const KEYS: TriggerCostKey[] = ['batchInsertMs', 'singleInsertMs', 'bulkUpdateMs', 'deleteMs'];
 
 type Percentiles = { p50Ms: number; p95Ms: number };
-const name = randomDatabaseName('lazarus_bench');
-const url = await createDatabase(adminUrl, name);
-const client = new pg.Client({ connectionString: url });
-client.on('error', () => {});
 const load = [loadavg()[0]!];
-try {
-  await migrate(url, { logger: pino({ level: 'silent' }) });
-  await client.connect();
+await inScratchDatabase(adminUrl, async ({ url, client }) => {
   const handle = createDb(url, { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 600_000, applicationName: 'bench-groups' });
 
   // Part 1: ROUNDS rounds, each alternating on/off statement by statement.
@@ -90,7 +83,7 @@ try {
   const foldMs = await timed(() => foldErrorGroupLedger(handle.db));
   load.push(loadavg()[0]!);
 
-  const page = process.env.SKIP_PAGE ? null : await measureFirstPage(handle);
+  const page = process.env.SKIP_PAGE ? null : await measureFirstPage(client, handle);
   load.push(loadavg()[0]!);
   const alerts = process.env.SKIP_ALERTS ? null : await measureRegressionAlerts(url, ALERT_SAMPLES);
   load.push(loadavg()[0]!);
@@ -99,13 +92,7 @@ try {
   await handle.close();
 
   printTable({ rounds, ledgerRows, foldMs, page, alerts });
-} catch (error) {
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await client.end().catch(() => {});
-  await dropDatabase(adminUrl, name);
-}
+});
 
 type Totals = Record<TriggerCostKey, { on: number; off: number }>;
 
@@ -161,7 +148,7 @@ function printTable(r: { rounds: TriggerCostTotals[]; ledgerRows: number; foldMs
   console.log(lines.join('\n'));
 }
 
-async function measureFirstPage(h: ReturnType<typeof createDb>) {
+async function measureFirstPage(client: pg.Client, h: ReturnType<typeof createDb>) {
   await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items, redrive_actions');
   // PAGE_EVENTS rows over PAGE_GROUPS fingerprints and the last 14 days, in 100,000-row statements.
   const loadStart = performance.now();

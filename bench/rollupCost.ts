@@ -5,10 +5,7 @@
 // BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; a scratch database is created
 // and dropped. EVENTS (default 20,000), SINGLES (default 2,000) and ROUNDS (default 3) override sizes.
 import { loadavg } from 'node:os';
-import pg from 'pg';
-import { pino } from 'pino';
-import { migrate } from '../src/db/migrate.ts';
-import { createDatabase, dropDatabase, randomDatabaseName } from '../test/helpers/databases.ts';
+import { inScratchDatabase } from './scratchDatabase.ts';
 import { BATCH, measureTriggerCost, summarizeTriggerCost } from './triggerCost.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -19,13 +16,7 @@ const ROUNDS = Number(process.env.ROUNDS ?? 3);
 // delete, the state row's removal and the tombstone): those triggers are toggled whole.
 const TRIGGERS = ['tg_dead_letters__rollup_insert', 'tg_dead_letter_states__transitions', 'tg_dead_letters__update', 'tg_dead_letters__delete', 'tg_dead_letters__signature_rollup_update'];
 
-const name = randomDatabaseName('lazarus_bench');
-const url = await createDatabase(adminUrl, name);
-const client = new pg.Client({ connectionString: url });
-client.on('error', () => {});
-try {
-  await migrate(url, { logger: pino({ level: 'silent' }) });
-  await client.connect();
+await inScratchDatabase(adminUrl, async ({ client }) => {
   const totals = await measureTriggerCost({ client, triggers: TRIGGERS, events: EVENTS, singles: SINGLES, rounds: ROUNDS });
   const rows = (await client.query('select count(*)::int as n from dead_letters')).rows[0].n;
   const summary = summarizeTriggerCost(totals);
@@ -34,10 +25,4 @@ try {
     bulkUpdates: `${ROUNDS} full-table status updates per mode over ${EVENTS + SINGLES} rows`, deletes: `half of the rows per mode`, rowsLeft: rows,
     loadAverage1m: Number(loadavg()[0]!.toFixed(2)), summary,
   }, null, 2));
-} catch (error) {
-  console.error(error);
-  process.exitCode = 1;
-} finally {
-  await client.end().catch(() => {});
-  await dropDatabase(adminUrl, name);
-}
+});

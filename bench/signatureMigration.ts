@@ -12,67 +12,57 @@
 // BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; the scratch database is dropped.
 import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
-import pg from 'pg';
 import { pino } from 'pino';
 import { migrate } from '../src/db/migrate.ts';
-import { createDatabase, dropDatabase, randomDatabaseName } from '../test/helpers/databases.ts';
 import { copyOfMigrations } from '../test/helpers/migrations.ts';
 import { bulkLoadDeadLetters } from './bulkLoadDeadLetters.ts';
+import { inScratchDatabase } from './scratchDatabase.ts';
 
 const MIGRATION = '20261126100000_stack_signatures';
 const adminUrl = process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const ROWS = Number(process.env.ROWS ?? 1_000_000);
 const ALL_STACKS = process.env.ALL_STACKS === '1';
 
-const name = randomDatabaseName('lazarus_bench');
-const url = await createDatabase(adminUrl, name);
 const dirs = { before: await copyOfMigrations((entry) => entry < MIGRATION), upTo: await copyOfMigrations((entry) => entry <= MIGRATION) };
-const client = new pg.Client({ connectionString: url });
-const logger = pino({ level: 'silent' });
 try {
-  await migrate(url, { migrationsDir: dirs.before, logger });
-  await client.connect();
-  // The loader writes group keys with lazarus_group_signature; before the migration it is the old key.
-  await client.query(`create function lazarus_group_signature(fingerprint text, error_signature text, error_stack text) returns text
-                        language sql immutable as 'select coalesce(fingerprint, error_signature)'`);
-  const load = await bulkLoadDeadLetters({ url, rows: ROWS });
-  await client.query('drop function lazarus_group_signature(text, text, text)');
-  if (ALL_STACKS) {
-    await client.query(`set session_replication_role = replica`);
-    await client.query(`update dead_letters set error_stack = 'Error: ' || error_message || chr(10) ||
-        '    at handler' || (id % 50) || ' (/app/src/handlers/h' || (id % 50) || '.ts:' || (id % 300) || ':11)' || chr(10) ||
-        '    at async consume (/app/src/kafka/consumer.ts:57:9)' || chr(10) ||
-        '    at async Runner.processEachMessage (/app/node_modules/kafkajs/src/consumer/runner.js:231:9)' || chr(10) ||
-        '    at async onBatch (/app/node_modules/kafkajs/src/consumer/runner.js:447:9)' || chr(10) ||
-        '    at async Runner.handleBatch (/app/node_modules/kafkajs/src/consumer/runner.js:461:5)' || chr(10) ||
-        '    at async /app/node_modules/kafkajs/src/consumer/runner.js:584:13'`);
-    await client.query(`set session_replication_role = origin`);
-    await client.query('vacuum analyze dead_letters');
-  }
-  const count = async (sql: string) => Number((await client.query(sql)).rows[0].n);
-  const withStacks = await count('select count(*) as n from dead_letters where error_stack is not null');
-  const groupsBefore = await count('select count(*) as n from error_groups');
-  const start = performance.now();
-  await migrate(url, { migrationsDir: dirs.upTo, logger });
-  const migrationMs = performance.now() - start;
-  const { rows: [check] } = await client.query<{ groups: number; differing: number; misfiled: number }>(`
-    with scan as (select error_group_id as id, count(*) as total, sum(lazarus_is_unresolved(status)) as unresolved from dead_letters group by 1)
-    select count(*)::int as groups,
-           count(*) filter (where s.total is distinct from g.total_count or s.unresolved is distinct from g.unresolved_count)::int as differing,
-           (select count(*)::int from dead_letters d left join error_groups g on g.id = d.error_group_id
-             where g.signature is distinct from lazarus_group_signature(d.fingerprint, d.error_signature, d.error_stack)) as misfiled
-      from scan s full join error_groups g using (id)`);
-  console.log(JSON.stringify({
-    rows: ROWS, allStacks: ALL_STACKS, rowsWithStacks: withStacks, groupsBefore, groupsAfter: check!.groups,
-    migrationSeconds: Number((migrationMs / 1000).toFixed(1)), bulkLoadSeconds: Number(load.totalSeconds.toFixed(0)),
-    groupsDifferingFromScan: check!.differing, rowsInAnotherGroupThanTheirKey: check!.misfiled, loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
-  }, null, 2));
-  if (check!.differing || check!.misfiled) process.exitCode = 1;
-} catch (error) {
-  console.error(error);
-  process.exitCode = 1;
+  await inScratchDatabase(adminUrl, async ({ url, client }) => {
+    // The loader writes group keys with lazarus_group_signature; before the migration it is the old key.
+    await client.query(`create function lazarus_group_signature(fingerprint text, error_signature text, error_stack text) returns text
+                          language sql immutable as 'select coalesce(fingerprint, error_signature)'`);
+    const load = await bulkLoadDeadLetters({ url, rows: ROWS });
+    await client.query('drop function lazarus_group_signature(text, text, text)');
+    if (ALL_STACKS) {
+      await client.query(`set session_replication_role = replica`);
+      await client.query(`update dead_letters set error_stack = 'Error: ' || error_message || chr(10) ||
+          '    at handler' || (id % 50) || ' (/app/src/handlers/h' || (id % 50) || '.ts:' || (id % 300) || ':11)' || chr(10) ||
+          '    at async consume (/app/src/kafka/consumer.ts:57:9)' || chr(10) ||
+          '    at async Runner.processEachMessage (/app/node_modules/kafkajs/src/consumer/runner.js:231:9)' || chr(10) ||
+          '    at async onBatch (/app/node_modules/kafkajs/src/consumer/runner.js:447:9)' || chr(10) ||
+          '    at async Runner.handleBatch (/app/node_modules/kafkajs/src/consumer/runner.js:461:5)' || chr(10) ||
+          '    at async /app/node_modules/kafkajs/src/consumer/runner.js:584:13'`);
+      await client.query(`set session_replication_role = origin`);
+      await client.query('vacuum analyze dead_letters');
+    }
+    const count = async (sql: string) => Number((await client.query(sql)).rows[0].n);
+    const withStacks = await count('select count(*) as n from dead_letters where error_stack is not null');
+    const groupsBefore = await count('select count(*) as n from error_groups');
+    const start = performance.now();
+    await migrate(url, { migrationsDir: dirs.upTo, logger: pino({ level: 'silent' }) });
+    const migrationMs = performance.now() - start;
+    const { rows: [check] } = await client.query<{ groups: number; differing: number; misfiled: number }>(`
+      with scan as (select error_group_id as id, count(*) as total, sum(lazarus_is_unresolved(status)) as unresolved from dead_letters group by 1)
+      select count(*)::int as groups,
+             count(*) filter (where s.total is distinct from g.total_count or s.unresolved is distinct from g.unresolved_count)::int as differing,
+             (select count(*)::int from dead_letters d left join error_groups g on g.id = d.error_group_id
+               where g.signature is distinct from lazarus_group_signature(d.fingerprint, d.error_signature, d.error_stack)) as misfiled
+        from scan s full join error_groups g using (id)`);
+    console.log(JSON.stringify({
+      rows: ROWS, allStacks: ALL_STACKS, rowsWithStacks: withStacks, groupsBefore, groupsAfter: check!.groups,
+      migrationSeconds: Number((migrationMs / 1000).toFixed(1)), bulkLoadSeconds: Number(load.totalSeconds.toFixed(0)),
+      groupsDifferingFromScan: check!.differing, rowsInAnotherGroupThanTheirKey: check!.misfiled, loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
+    }, null, 2));
+    if (check!.differing || check!.misfiled) process.exitCode = 1;
+  }, { migrationsDir: dirs.before });
 } finally {
-  await client.end().catch(() => {});
-  await dropDatabase(adminUrl, name);
   for (const dir of Object.values(dirs)) await rm(dir, { recursive: true, force: true });
 }
