@@ -106,13 +106,13 @@ const RESOLVED_AT_ONLY_STAMP = `
     else NEW.resolved_at := null; NEW.resolved_by := null; NEW.resolution_reason := null; end if;
     return NEW; end $$`;
 
-// The read-side indexes rebuilt without the claim's row versions: what a claim would save if the
-// pages that order by these keys read PROCESSING events (few: the leases held) another way.
-const NOT_PROCESSING_INDEXES = [
+// The read-side indexes as they were before migration 20261128120000_partial_read_indexes: full,
+// so that a claim's PROCESSING row version entered each of them too.
+const FULL_READ_INDEXES = [
   ['attempts_idx', '(attempts, id)'], ['updated_idx', '(updated_at, id)'],
   ['next_attempt_order_idx', "(coalesce(next_attempt_at, 'infinity'::timestamptz), id)"], ['status_next_attempt_idx', '(status, next_attempt_at, id)'],
 ].map(([index, columns]) => `drop index dead_letter_states_${index};
-  create index dead_letter_states_${index} on dead_letter_states ${columns} where status <> 'PROCESSING';`).join('\n');
+  create index dead_letter_states_${index} on dead_letter_states ${columns};`).join('\n');
 
 const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: string }> = [
   { name: 'dead_letter_states as migrated', run: drainStates },
@@ -128,8 +128,8 @@ const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: str
   { name: 'without updated_idx', run: drainStates, prepare: dropIndex('dead_letter_states_updated_idx') },
   { name: 'without attempts_idx', run: drainStates, prepare: dropIndex('dead_letter_states_attempts_idx') },
   { name: 'without next_attempt_order_idx', run: drainStates, prepare: dropIndex('dead_letter_states_next_attempt_order_idx') },
-  { name: 'the four read-side indexes partial, WHERE status <> \'PROCESSING\' (a claim writes none of them)', run: drainStates,
-    prepare: NOT_PROCESSING_INDEXES },
+  { name: 'the four read-side indexes full (before 20261128120000: a claim wrote each of them)', run: drainStates,
+    prepare: FULL_READ_INDEXES },
   { name: 'bare narrow table', run: drainNarrow },
 ];
 

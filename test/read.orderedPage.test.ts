@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { readCollectedPage, readDeadLetterPage, type PageQuery } from '../src/db/sql/deadLetterPage.ts';
+import { deadLetterPageSql, readCollectedPage, readDeadLetterPage, type PageQuery } from '../src/db/sql/deadLetterPage.ts';
 import { readOrderedPage } from '../src/db/sql/orderedPage.ts';
-import { deadLetterWhereSql } from '../src/db/sql/deadLetterWhere.ts';
-import type { DeadLetterStatus } from '../src/generated/prisma/client.ts';
+import { deadLetterWhereSql, type DeadLetterFilter } from '../src/db/sql/deadLetterWhere.ts';
+import { Prisma, type DeadLetterStatus } from '../src/generated/prisma/client.ts';
+import { readDeadLetterConnection } from '../src/reads/deadLetterPages.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 
@@ -58,5 +59,84 @@ describe('a page in an order other than created', () => {
     // Ascending, from the other end, and nothing at all.
     expect((await readCollectedPage(t.db, { ...page, descending: false }, 3))!.map((r) => r.attempts)).toEqual([3, 4]);
     expect(await readCollectedPage(t.db, { ...page, where: status('RESOLVED') }, 3)).toEqual([]);
+  });
+});
+
+// The order indexes leave PROCESSING rows out (migration 20261128120000_partial_read_indexes); a
+// page reads those from the lease index and merges them in.
+describe('a page in an order whose index leaves PROCESSING events out', () => {
+  const ORDERS = { UPDATED_AT: 'd.updated_at', NEXT_ATTEMPT_AT: "coalesce(d.next_attempt_at, 'infinity'::timestamptz)", ATTEMPTS: 'd.attempts' } as const;
+
+  // 24 events, every fourth DISCARDED (no next attempt), attempts 0-4, then 6 of them claimed:
+  // PROCESSING, with the latest updated_at.
+  async function seed(): Promise<Date> {
+    const ids: bigint[] = [];
+    for (let i = 0; i < 24; i++) {
+      const discarded = i % 4 === 3;
+      const row = await insertDeadLetter(t.db, {
+        attempts: (i * 7) % 5,
+        status: discarded ? 'DISCARDED' : 'PENDING',
+        nextAttemptAt: discarded ? null : new Date(Date.UTC(2026, 0, 1, 0, (i * 11) % 24)),
+      });
+      ids.push(row.id);
+    }
+    const [row] = await t.db.$queryRaw<{ now: Date }[]>`select now()`;
+    const claimed = ids.filter((_, i) => i % 4 === 1 || i === 0).map(String);
+    await t.db.$executeRaw`update dead_letter_states set status = 'PROCESSING', lease_owner = 'w', lease_token = gen_random_uuid(),
+                             lease_expires_at = now() + interval '1 minute' where id = any(${claimed}::bigint[])`;
+    return row!.now;
+  }
+
+  it('gives every event once, in order, forward and back, with or without a filter', async () => {
+    const beforeClaims = await seed();
+    const filters: DeadLetterFilter[] = [{}, { statuses: ['PENDING', 'PROCESSING'] }, { statuses: ['PROCESSING'] }, { statuses: ['DISCARDED'] },
+      { attempts: { min: 2 } }, { updatedAt: { from: beforeClaims } }, { eventTypes: ['order.placed'] }];
+    for (const [field, expr] of Object.entries(ORDERS) as [keyof typeof ORDERS, string][]) {
+      for (const direction of ['ASC', 'DESC'] as const) {
+        for (const filter of filters) {
+          const expected = await t.db.$queryRaw<{ id: bigint }[]>`select d.id from lazarus_dead_letters d where ${deadLetterWhereSql(filter)}
+            order by ${Prisma.raw(expr)} ${Prisma.raw(direction)}, d.id ${Prisma.raw(direction)}`;
+          const seen: bigint[] = [];
+          let after: string | null = null;
+          for (;;) {
+            const page = await readDeadLetterConnection(t.db, filter, { orderBy: { field, direction }, first: 4, after }, new Set(['id']));
+            seen.push(...page.edges.map((e) => e.node.id));
+            if (!page.pageInfo.hasNextPage) break;
+            after = page.pageInfo.endCursor;
+          }
+          expect({ field, direction, filter, ids: seen }).toEqual({ field, direction, filter, ids: expected.map((r) => r.id) });
+          // And back from the end, by `last`/`before`.
+          const back: bigint[] = [];
+          let before: string | null = null;
+          for (;;) {
+            const page = await readDeadLetterConnection(t.db, filter, { orderBy: { field, direction }, last: 5, before }, new Set(['id']));
+            back.unshift(...page.edges.map((e) => e.node.id));
+            if (!page.pageInfo.hasPreviousPage) break;
+            before = page.pageInfo.startCursor;
+          }
+          expect({ field, direction, filter, ids: back }).toEqual({ field, direction, filter, ids: expected.map((r) => r.id) });
+        }
+      }
+    }
+  });
+
+  it('lets PostgreSQL reach the partial indexes for the orders and for updatedAt and attempts filters', async () => {
+    const planOf = async (sql: Prisma.Sql) => {
+      const [, plan] = await t.db.$transaction([
+        t.db.$executeRaw`set local enable_seqscan = off`,
+        t.db.$queryRaw<{ 'QUERY PLAN': string }[]>`explain ${sql}`,
+      ]);
+      return plan.map((line) => line['QUERY PLAN']).join('\n');
+    };
+    const page = (field: keyof typeof ORDERS) => deadLetterPageSql({ field, descending: true, after: null, limit: 10, where: Prisma.sql`true` });
+    for (const [field, index] of [['UPDATED_AT', 'updated_idx'], ['ATTEMPTS', 'attempts_idx'], ['NEXT_ATTEMPT_AT', 'next_attempt_order_idx']] as const) {
+      const plan = await planOf(page(field));
+      expect(plan).toContain(`dead_letter_states_${index}`);
+      expect(plan).toContain('dead_letter_states_lease_idx');
+    }
+    const count = (filter: DeadLetterFilter) => Prisma.sql`select count(*) from lazarus_dead_letters d where ${deadLetterWhereSql(filter)}`;
+    expect(await planOf(count({ updatedAt: { from: new Date() } }))).toMatch(/dead_letter_states_updated_idx[\s\S]*dead_letter_states_lease_idx/);
+    expect(await planOf(count({ attempts: { min: 3 } }))).toMatch(/dead_letter_states_attempts_idx[\s\S]*dead_letter_states_lease_idx/);
+    expect(await planOf(count({ statuses: ['EXHAUSTED', 'PROCESSING'] }))).toMatch(/dead_letter_states_status_next_attempt_idx[\s\S]*dead_letter_states_lease_idx/);
   });
 });

@@ -3,16 +3,21 @@ import type { Db } from '../createDb.ts';
 /**
  * How many events this redrive requeued are still waiting for a successful delivery (PENDING or
  * PROCESSING, at or below its last_id), counted up to `cap` only: the runner only asks "a window
- * ahead yet?". Walks the pending/leased rows by the status index, each probed against the
- * redrive_items primary key, and stops at `cap`.
+ * ahead yet?". Walks the pending rows by the status index, then the leased ones by the lease index
+ * (the status index leaves PROCESSING out), each probed against the redrive_items primary key, and
+ * stops at `cap`.
  */
 export async function countRedriveAwaitingDelivery(db: Db, p: { redriveId: bigint; cap: number }): Promise<number> {
   const [row] = await db.$queryRaw<{ n: number }[]>`
+    with r as (select ${p.redriveId.toString()}::bigint as id, (select last_id from redrives where id = ${p.redriveId.toString()}::bigint) as last_id)
     select count(*)::int as n from (
-      select 1 from dead_letter_states d
-       where d.status in ('PENDING', 'PROCESSING')
-         and d.id <= (select last_id from redrives where id = ${p.redriveId.toString()}::bigint)
-         and exists (select 1 from redrive_items i where i.redrive_id = ${p.redriveId.toString()}::bigint and i.dead_letter_id = d.id)
+      select 1 from dead_letter_states d, r
+       where d.status = 'PENDING' and d.id <= r.last_id
+         and exists (select 1 from redrive_items i where i.redrive_id = r.id and i.dead_letter_id = d.id)
+      union all
+      select 1 from dead_letter_states d, r
+       where d.status = 'PROCESSING' and d.id <= r.last_id
+         and exists (select 1 from redrive_items i where i.redrive_id = r.id and i.dead_letter_id = d.id)
        limit ${p.cap}::int) x`;
   return row!.n;
 }

@@ -145,6 +145,22 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
         from lazarus_dead_letters d join top on top.id = d.id
        ${order}`;
   }
+  if (q.field !== 'CREATED_AT' && !q.materialize) {
+    // The order's index leaves PROCESSING rows out (migration 20261128120000_partial_read_indexes):
+    // walk it for the others, take the PROCESSING rows (few: the leases held) from the lease
+    // index, and merge the two in order.
+    const rows = count(q.window ? q.window.rows : q.limit);
+    const branch = (status: Prisma.Sql) => Prisma.sql`(select d.id, ${expr} as k from lazarus_dead_letters d
+                    where (${q.where}) and ${past} and ${status} ${order} limit ${rows})`;
+    return Prisma.sql`
+      with top as (${branch(Prisma.sql`d.status <> 'PROCESSING'`)} union all ${branch(Prisma.sql`d.status = 'PROCESSING'`)}
+                   order by k ${dir}, id ${dir} limit ${rows})
+      select ${Prisma.raw(selectList(q.columns, q.field))}
+        from lazarus_dead_letters d join top on top.id = d.id
+       ${q.window ? Prisma.sql`where ${q.window.match}` : Prisma.empty}
+       ${order}
+       limit ${count(q.limit)}`;
+  }
   const head = q.materialize ? Prisma.sql`with m as materialized (select * from lazarus_dead_letters d where ${q.where})` : Prisma.empty;
   const from = q.materialize
     ? Prisma.sql`(select * from m) d where ${past}`

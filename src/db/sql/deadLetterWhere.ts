@@ -105,6 +105,20 @@ function enumIn(column: Prisma.Sql, values: readonly string[], names: Record<str
   return Prisma.sql`${column} ${Prisma.raw(literals.length === 1 ? `= ${literals[0]}::${type}` : `in (${literals.join(', ')})`)}`;
 }
 
+// The read-side indexes of dead_letter_states leave PROCESSING rows out (migration
+// 20261128120000_partial_read_indexes); dead_letter_states_lease_idx holds those. PostgreSQL uses a
+// partial index only where the query implies its predicate, but it can split an OR over two
+// indexes (a BitmapOr), each arm implying its own index's predicate. So a status list with
+// PROCESSING and others is written as such an OR, and a filter on updated_at or attempts that
+// admits PROCESSING carries the always-true OR below, which lets the range use its index.
+const EITHER_SIDE_OF_PROCESSING = Prisma.sql`(d.status <> 'PROCESSING' or d.status = 'PROCESSING')`;
+
+function statusSql(statuses: readonly DeadLetterStatus[]): Prisma.Sql {
+  const others = statuses.filter((status) => status !== DeadLetterStatus.PROCESSING);
+  if (others.length === 0 || others.length === statuses.length) return enumIn(Prisma.sql`d.status`, statuses, DeadLetterStatus, '"DeadLetterStatus"');
+  return Prisma.sql`(${enumIn(Prisma.sql`d.status`, others, DeadLetterStatus, '"DeadLetterStatus"')} or d.status = 'PROCESSING')`;
+}
+
 /** Renders the filter as a boolean SQL expression over `lazarus_dead_letters d`; values are bound, enum names are literals. */
 export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
@@ -114,7 +128,8 @@ export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   const oneOf = (column: Prisma.Sql, values: readonly string[]) =>
     values.length === 1 ? Prisma.sql`${column} = ${values[0]}::text` : Prisma.sql`${column} = any(${values}::text[])`;
   if (filter.ids) parts.push(Prisma.sql`d.id = any(${filter.ids.map(String)}::bigint[])`);
-  if (filter.statuses) parts.push(enumIn(Prisma.sql`d.status`, filter.statuses, DeadLetterStatus, '"DeadLetterStatus"'));
+  if (filter.statuses) parts.push(statusSql(filter.statuses));
+  else if (filter.updatedAt || filter.attempts) parts.push(EITHER_SIDE_OF_PROCESSING);
   if (filter.eventTypes) parts.push(oneOf(Prisma.sql`d.event_type`, filter.eventTypes));
   if (filter.queues) parts.push(oneOf(Prisma.sql`d.queue`, filter.queues));
   if (filter.sources) parts.push(oneOf(Prisma.sql`d.source`, filter.sources));
