@@ -72,7 +72,7 @@ describe('a dead letter written with plain SQL', () => {
     await withClient(async (c) => {
       const { rows: ids } = await c.query(`INSERT INTO dead_letters (event_type, status, attempts)
                                            SELECT 'a', 'EXHAUSTED', 3 FROM generate_series(1, 4) RETURNING id`);
-      const [payloadOnly, throughView, payloadFirst, stateFirst] = ids.map((r) => r.id as string);
+      const [payloadOnly, throughView, payloadFirst, stateFirst] = ids.map((r) => r.id as string) as [string, string, string, string];
       const stamp = async (id: string) =>
         (await c.query(`select version, change_id, change_xid::text as xid from dead_letter_states where id = $1`, [id])).rows[0];
       const inOneTransaction = async (id: string, statements: string[]) => {
