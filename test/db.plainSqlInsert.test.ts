@@ -68,6 +68,41 @@ describe('a dead letter written with plain SQL', () => {
     });
   });
 
+  it('advances version and the cursor once per transaction, however many statements or tables it writes', async () => {
+    await withClient(async (c) => {
+      const { rows: ids } = await c.query(`INSERT INTO dead_letters (event_type, status, attempts)
+                                           SELECT 'a', 'EXHAUSTED', 3 FROM generate_series(1, 4) RETURNING id`);
+      const [payloadOnly, throughView, payloadFirst, stateFirst] = ids.map((r) => r.id as string) as [string, string, string, string];
+      const stamp = async (id: string) =>
+        (await c.query(`select version, change_id, change_xid::text as xid from dead_letter_states where id = $1`, [id])).rows[0];
+      const inOneTransaction = async (id: string, statements: string[]) => {
+        await c.query('BEGIN');
+        const { xid } = (await c.query('select pg_current_xact_id()::text as xid')).rows[0];
+        await c.query(statements[0]!, [id]);
+        const first = await stamp(id);
+        for (const statement of statements.slice(1)) await c.query(statement, [id]);
+        await c.query('COMMIT');
+        return { xid, first };
+      };
+      const payload = `UPDATE dead_letters SET payload = '{"fixed": true}' WHERE id = $1`;
+      const requeue = `UPDATE dead_letter_states SET status = 'PENDING', next_attempt_at = now() WHERE id = $1`;
+
+      const alone = await inOneTransaction(payloadOnly, [payload]);
+      expect(await stamp(payloadOnly)).toEqual({ version: 1, change_id: alone.first.change_id, xid: alone.xid });
+      await c.query(`UPDATE lazarus_dead_letters SET payload = '{"fixed": true}', status = 'PENDING' WHERE id = $1`, [throughView]);
+      expect(await stamp(throughView)).toMatchObject({ version: 1 });
+      for (const [id, statements] of [[payloadFirst, [payload, requeue]], [stateFirst, [requeue, payload]]] as const) {
+        const { xid, first } = await inOneTransaction(id, [...statements]);
+        // The first write's stamp stands: one version, one feed position, the transaction's xid.
+        expect(await stamp(id)).toEqual({ version: 1, change_id: first.change_id, xid });
+      }
+      const after = await c.query(`select count(*)::int as n from lazarus_dead_letters where status = 'PENDING' and payload = '{"fixed": true}'`);
+      expect(after.rows[0].n).toBe(3);
+      await c.query(`UPDATE dead_letter_states SET attempts = 0 WHERE id = $1`, [stateFirst]);
+      expect(await stamp(stateFirst)).toMatchObject({ version: 2 });
+    });
+  });
+
   it('keeps resolved_at in step with the status', async () => {
     await withClient(async (c) => {
       const { id } = (await c.query(`INSERT INTO dead_letters (event_type) VALUES ('a') RETURNING id`)).rows[0];
@@ -237,6 +272,19 @@ describe('the NOTIFY hint', () => {
     });
 
     expect(hints).toEqual([]);
+  });
+
+  it('sends one hint, naming the final change id, for a transaction that writes the state and the payload', async () => {
+    const id = await withClient(async (c) => (await c.query(`INSERT INTO dead_letters (event_type, status) VALUES ('a', 'EXHAUSTED') RETURNING id`)).rows[0].id);
+    const hints = await collectHints(async (w) => {
+      await w.query('BEGIN');
+      await w.query(`UPDATE dead_letter_states SET status = 'PENDING', next_attempt_at = now() WHERE id = $1`, [id]);
+      await w.query(`UPDATE dead_letters SET payload = '{"fixed": true}' WHERE id = $1`, [id]);
+      await w.query('COMMIT');
+    });
+
+    const { change_id } = await withClient(async (c) => (await c.query('select change_id from dead_letter_states where id = $1', [id])).rows[0]);
+    expect(hints).toEqual([{ t: 'dead_letters', op: 'update', n: 1, max: Number(change_id), ids: [Number(id)] }]);
   });
 
   it('hints delivery attempts too', async () => {

@@ -194,6 +194,19 @@ describe('editDeadLetterPayload and addDeadLetterNote', () => {
     expect(field(body)).toMatchObject({ status: 'PENDING', payload: { fixed: true } });
   });
 
+  it('advances version by exactly 1 for an edit, an edit-and-retry and a requeue', async () => {
+    const [edited, retried, requeued] = [await exhausted(), await exhausted(), await exhausted()];
+    const edit = await execute(server, EDIT, { input: { id: edited.id.toString(), payload: { fixed: true }, expectedVersion: edited.version } });
+    expect(field(edit.body)).toMatchObject({ status: 'EXHAUSTED', version: edited.version + 1 });
+    const retry = await execute(server, EDIT, { input: { id: retried.id.toString(), payload: { fixed: true }, requeue: true, expectedVersion: retried.version } });
+    expect(field(retry.body)).toMatchObject({ status: 'PENDING', version: retried.version + 1 });
+    // A client that read the new version can act on it.
+    const again = await execute(server, EDIT, { input: { id: retried.id.toString(), payload: { fixed: 2 }, expectedVersion: retried.version + 1 } });
+    expect(field(again.body)).toMatchObject({ version: retried.version + 2 });
+    await execute(server, REQUEUE, { input: { ids: [requeued.id.toString()], expectedVersions: [requeued.version] } });
+    expect((await t.db.deadLetter.findUniqueOrThrow({ where: { id: requeued.id } })).version).toBe(requeued.version + 1);
+  });
+
   it('adds a note with the principal as actor, on any status', async () => {
     const p = await processing();
     const { body } = await execute(server, NOTE, { input: { id: p.id.toString(), note: ' looking into it ' } });

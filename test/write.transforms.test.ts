@@ -181,6 +181,20 @@ describe('applyTransform', () => {
     expect((await t.db.deadLetter.findUniqueOrThrow({ where: { id: s.id } })).status).toBe('SUCCEEDED');
   });
 
+  it('advances version by exactly 1 on each event it changes, requeued or not', async () => {
+    const e = await insertDeadLetter(t.db, { eventType: 'v', status: 'EXHAUSTED', attempts: 10, payload: { a: 1 } });
+    const s = await insertDeadLetter(t.db, { eventType: 'v', status: 'SUCCEEDED', payload: { a: 1 } });
+    const same = await insertDeadLetter(t.db, { eventType: 'v', status: 'EXHAUSTED', payload: { a: 1, b: 2 } });
+    const result = field((await execute(server, APPLY, { input: { filter: { eventTypes: ['v'] }, mergePatch: { b: 2 }, requeue: true } })).body);
+    expect(result).toMatchObject({ __typename: 'Transform', changed: 2, unchanged: 1 });
+    const rows = await t.db.deadLetter.findMany({ where: { eventType: 'v' }, orderBy: { id: 'asc' } });
+    expect(rows.map((r) => [r.id, r.status, r.version])).toEqual([
+      [e.id, 'PENDING', e.version + 1],
+      [s.id, 'SUCCEEDED', s.version + 1],
+      [same.id, 'EXHAUSTED', same.version],
+    ]);
+  });
+
   it('never rewrites a number JavaScript cannot carry exactly, and never touches PROCESSING events', async () => {
     const exact = await insertDeadLetter(t.db, { eventType: 'n', payload: { v: 1 } });
     const [big] = await sql<{ id: string }>(`insert into dead_letters (event_type, payload) values ('n', '{"v": 1, "id": 12345678901234567890}') returning id`);
