@@ -148,9 +148,9 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   if (q.field !== 'CREATED_AT' && !q.materialize) {
     // The order's index leaves PROCESSING rows out (migration 20261128120000_partial_read_indexes):
     // walk it for the others, take the PROCESSING rows (few: the leases held) from the lease
-    // index, and merge the two in order.
-    // Each branch carries whole rows, so the merged rows are not looked up a second time (at 1M
-    // rows, a window of 2,000 ids joined back to the view took 62 ms against 8 ms for one walk).
+    // index, and let PostgreSQL merge the two in order (a Merge Append that stops at the page).
+    // Each branch carries whole rows: merging ids and joining them back to the view took 62 ms
+    // for a 2,000-row window at 1M rows, whole rows 1.6 ms.
     const rows = count(q.window ? q.window.rows : q.limit);
     const branch = (status: Prisma.Sql) => Prisma.sql`(select d.* from lazarus_dead_letters d
                     where (${q.where}) and ${past} and ${status} ${order} limit ${rows})`;
