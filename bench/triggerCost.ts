@@ -17,7 +17,7 @@ export type TriggerCostTotals = Record<TriggerCostKey, Record<Mode, number>> & {
   /** The backend's CPU milliseconds per measurement and mode; null when /proc cannot tell. */
   cpu: Record<TriggerCostKey, Record<Mode, number>> | null;
 };
-const TICK_MS = 10;
+export const TICK_MS = 10; // USER_HZ on Linux: /proc counts CPU time in 10 ms ticks
 
 /** CPU milliseconds (user + system) the process `pid` has used, or null where /proc cannot say. */
 export async function cpuMsOf(pid: number): Promise<number | null> {
