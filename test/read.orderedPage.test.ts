@@ -87,6 +87,22 @@ describe('a page in an order whose index leaves PROCESSING events out', () => {
     return row!.now;
   }
 
+  type Page = Awaited<ReturnType<typeof readDeadLetterConnection>>;
+  const ID = new Set(['id'] as const);
+  // Every id the pages give, in order, following `next` until it says there is no more.
+  async function pageThrough(read: (cursor: string | null) => Promise<Page>, next: (page: Page) => [boolean, string | null], isBackward = false) {
+    const ids: bigint[] = [];
+    for (let cursor: string | null = null; ;) {
+      const page = await read(cursor);
+      const pageIds = page.edges.map((e) => e.node.id);
+      if (isBackward) ids.unshift(...pageIds);
+      else ids.push(...pageIds);
+      const [hasMore, nextCursor] = next(page);
+      if (!hasMore) return ids;
+      cursor = nextCursor;
+    }
+  }
+
   it('gives every event once, in order, forward and back, with or without a filter', async () => {
     const beforeClaims = await seed();
     const filters: DeadLetterFilter[] = [{}, { statuses: ['PENDING', 'PROCESSING'] }, { statuses: ['PROCESSING'] }, { statuses: ['DISCARDED'] },
@@ -96,24 +112,13 @@ describe('a page in an order whose index leaves PROCESSING events out', () => {
         for (const filter of filters) {
           const expected = await t.db.$queryRaw<{ id: bigint }[]>`select d.id from lazarus_dead_letters d where ${deadLetterWhereSql(filter)}
             order by ${Prisma.raw(expr)} ${Prisma.raw(direction)}, d.id ${Prisma.raw(direction)}`;
-          const seen: bigint[] = [];
-          let after: string | null = null;
-          for (;;) {
-            const page = await readDeadLetterConnection(t.db, filter, { orderBy: { field, direction }, first: 4, after }, new Set(['id']));
-            seen.push(...page.edges.map((e) => e.node.id));
-            if (!page.pageInfo.hasNextPage) break;
-            after = page.pageInfo.endCursor;
-          }
-          expect({ field, direction, filter, ids: seen }).toEqual({ field, direction, filter, ids: expected.map((r) => r.id) });
+          const orderBy = { field, direction };
+          const forward = await pageThrough((after) => readDeadLetterConnection(t.db, filter, { orderBy, first: 4, after }, ID),
+            (page) => [page.pageInfo.hasNextPage, page.pageInfo.endCursor]);
+          expect({ field, direction, filter, ids: forward }).toEqual({ field, direction, filter, ids: expected.map((r) => r.id) });
           // And back from the end, by `last`/`before`.
-          const back: bigint[] = [];
-          let before: string | null = null;
-          for (;;) {
-            const page = await readDeadLetterConnection(t.db, filter, { orderBy: { field, direction }, last: 5, before }, new Set(['id']));
-            back.unshift(...page.edges.map((e) => e.node.id));
-            if (!page.pageInfo.hasPreviousPage) break;
-            before = page.pageInfo.startCursor;
-          }
+          const back = await pageThrough((before) => readDeadLetterConnection(t.db, filter, { orderBy, last: 5, before }, ID),
+            (page) => [page.pageInfo.hasPreviousPage, page.pageInfo.startCursor], true);
           expect({ field, direction, filter, ids: back }).toEqual({ field, direction, filter, ids: expected.map((r) => r.id) });
         }
       }
