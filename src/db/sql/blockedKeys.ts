@@ -5,11 +5,13 @@
 //  * the event types that have keyed unfinished events, one descent each, and of those the ordered ones;
 //  * each key's head, one descent per key (a skip scan), and for an EXHAUSTED head that matches the
 //    filter the length of its queue (a count over the key's entries);
-//  * unless there are more keys than 1 in 32 of the index's entries: then few events wait per key,
-//    and one pass over the ordered types' entries (a window over each key) is cheaper than a descent
-//    per key. The walk stops at that many keys, so it costs at most about as much as the pass.
-// At 10M rows (500 keys of 1,000 unfinished events), the pass over all keys' entries took 295-546 ms
-// on a loaded machine; docs/benchmarks.md, "Session 16", has the walk's figures.
+//  * unless there are more keys than 100 and than 1 in 128 of the index's entries: then few events
+//    wait per key, and one pass over the ordered types' entries (a window over each key) is cheaper.
+//    At 10M rows a walk's step took 0.12 ms and the pass 0.7-1 us per entry, so a step costs about
+//    128 entries; the walk stops at that many keys, and costs at most about as much as the pass.
+// At 10M rows (~517,000 keyed unfinished events in a few hundred keys, 75 of an ordered type), the
+// pass over all keys' entries took 358-519 ms on a loaded machine and the walk 5-13 ms
+// (docs/benchmarks.md, "Session 16").
 import { Prisma } from '../../generated/prisma/client.ts';
 import { policyOf, UNFINISHED_STATUSES } from './policyOf.ts';
 
@@ -27,7 +29,7 @@ const KEY_ORDER = Prisma.sql`l.event_type, l.ordering_key, coalesce(l.ordering_s
 /** `maxWalkedKeys` replaces the walk's limit (tests take each path with it). */
 export function blockedKeysSql(where: Prisma.Sql, limit: number, maxWalkedKeys?: number): Prisma.Sql {
   const cap = maxWalkedKeys === undefined
-    ? Prisma.sql`select greatest(1000, c.reltuples / 32)::int as keys from pg_class c where c.oid = 'dead_letter_states_live_key_idx'::regclass`
+    ? Prisma.sql`select greatest(100, c.reltuples / 128)::int as keys from pg_class c where c.oid = 'dead_letter_states_live_key_idx'::regclass`
     : Prisma.sql`select ${maxWalkedKeys}::int as keys`;
   return Prisma.sql`
     with recursive types as (
