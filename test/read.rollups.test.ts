@@ -148,13 +148,16 @@ describe('rollup compaction as the service runs it', () => {
 });
 
 describe('rollupPlan', () => {
-  it('takes only rolled-up dimensions, scanning just the partial hours at the ends of a createdAt range', () => {
+  it('takes only rolled-up dimensions, reading just the partial hours at the ends of a createdAt range', () => {
     expect(rollupPlan({})?.edges).toEqual([]);
     expect(rollupPlan({ statuses: ['PENDING'], eventTypes: ['a'], queues: ['q'], errorKinds: ['CRASH'], createdAt: { from: at(1), to: at(5) } })?.edges).toEqual([]);
     expect(rollupPlan({ createdAt: { from: at(1, 30) } })?.edges).toHaveLength(1);
     expect(rollupPlan({ createdAt: { from: at(1, 30), to: at(3, 10) } })?.edges).toHaveLength(2);
     expect(rollupPlan({ createdAt: { from: at(1, 30), to: at(2, 10) } })?.edges).toHaveLength(2);
     expect(rollupPlan({ createdAt: { from: at(1, 10), to: at(1, 50) } })).toBeNull();
+    // A partial hour is read from the shorter side: its rows in the range, or the hour less the rest.
+    expect(rollupPlan({ createdAt: { from: at(1, 10), to: at(3, 40) } })?.edges.map((e) => e.isRestSmaller)).toEqual([true, true]);
+    expect(rollupPlan({ createdAt: { from: at(1, 50), to: at(3, 20) } })?.edges.map((e) => e.isRestSmaller)).toEqual([false, false]);
     expect(rollupPlan({ sources: ['s'] })).toBeNull();
     expect(rollupPlan({ errorText: 'boom' })).toBeNull();
     expect(rollupPlan({ updatedAt: { from: at(0) } })).toBeNull();
@@ -189,6 +192,7 @@ describe('deadLetterStats from rollups', () => {
     ['queues, error kinds and an hour-aligned createdAt range', { queues: ['q1'], errorKinds: ['TIMEOUT'], createdAt: { from: at(1).toISOString(), to: at(2).toISOString() } }],
     ['a createdAt range ending inside hours', { createdAt: { from: at(0, 17).toISOString(), to: at(2, 31).toISOString() } }],
     ['a createdAt range across one hour boundary', { statuses: ['PENDING'], createdAt: { from: at(1, 40).toISOString(), to: at(2, 20).toISOString() } }],
+    ['statuses, types and a range whose partial hours are read as their hours less the rest', { statuses: ['PENDING', 'EXHAUSTED'], eventTypes: ['a', 'b'], createdAt: { from: at(0, 10).toISOString(), to: at(2, 50).toISOString() } }],
     ['an open-ended createdAt range from inside an hour', { createdAt: { from: at(1, 5).toISOString() } }],
     ['a createdAt range inside one hour', { createdAt: { from: at(1, 5).toISOString(), to: at(1, 45).toISOString() } }],
     ['a filter matching nothing', { queues: ['nope'] }],

@@ -3,6 +3,9 @@ import type { GraphQLServer } from '../src/api/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute, testServer } from './helpers/graphql.ts';
 import { T0, hours, seedReadRows } from './helpers/readSeed.ts';
+import { blockedKeysSql, type BlockedKeyRow } from '../src/db/sql/blockedKeys.ts';
+import { deadLetterWhereSql } from '../src/db/sql/deadLetterWhere.ts';
+import { queryRows } from '../src/db/sql/queryRows.ts';
 
 const t = useTestDatabase();
 let server: GraphQLServer;
@@ -138,6 +141,28 @@ describe('deadLetterStats', () => {
     const older = await t.db.deadLetter.create({ data: { eventType: 'order.placed', errorMessage: 'HTTP 503 from inventory-service (request 4)', createdAt: new Date(T0.getTime() - 60_000) } });
     const top = (await stats({})).topErrors.find((e) => e.signature === 'HTTP <n> from inventory-service (request <n>)');
     expect(top).toMatchObject({ count: 3, firstSeen: older.createdAt.toISOString(), sampleId: older.id.toString() });
+  });
+
+  it('finds the same blocked keys by a descent per key as by one pass over every key', async () => {
+    // Three keys of an ordered type: EXHAUSTED heads holding back 2 and 1 events, and a PENDING head.
+    const add = (orderingKey: string, status: 'PENDING' | 'EXHAUSTED', orderingSeq: bigint) =>
+      t.db.deadLetter.create({ data: { eventType: 'invoice.sent', status, orderingKey, orderingSeq, createdAt: hours(5), nextAttemptAt: status === 'PENDING' ? hours(5) : null } });
+    await t.db.retryPolicy.create({ data: { eventType: 'invoice.sent', ordered: true } });
+    const k1 = await add('inv-1', 'EXHAUSTED', 1n);
+    await add('inv-1', 'PENDING', 2n);
+    await add('inv-1', 'EXHAUSTED', 3n);
+    const k2 = await add('inv-2', 'EXHAUSTED', 1n);
+    await add('inv-2', 'PENDING', 2n);
+    await add('inv-3', 'PENDING', 1n);
+    await add('inv-3', 'EXHAUSTED', 2n);
+    const keys = (maxWalkedKeys?: number) =>
+      queryRows<BlockedKeyRow>(t.db, blockedKeysSql(deadLetterWhereSql({ eventTypes: ['invoice.sent'] }), 20, maxWalkedKeys));
+    const expected = [
+      { orderingKey: 'inv-1', eventType: 'invoice.sent', headId: k1.id, heldBack: 2 },
+      { orderingKey: 'inv-2', eventType: 'invoice.sent', headId: k2.id, heldBack: 1 },
+    ];
+    expect(await keys()).toEqual(expected);
+    expect(await keys(0)).toEqual(expected);
   });
 
   it('applies the filter to the head of a blocked key', async () => {

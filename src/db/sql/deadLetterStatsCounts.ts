@@ -1,10 +1,13 @@
-// Total and counts by status, event type, queue and error kind in one scan (GROUPING SETS).
+// Total and counts by status, event type, queue and error kind in one scan (GROUPING SETS), each
+// with its events' attempts summed (the retry figures' mean attempts to success).
 import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface StatsCountRow {
   dimension: 'total' | 'status' | 'eventType' | 'queue' | 'errorKind';
   key: string | null;
   count: number;
+  /** The attempts of the counted events, summed (a float8: exact to 2^53). */
+  attempts: number;
 }
 
 export function deadLetterStatsCountsSql(where: Prisma.Sql): Prisma.Sql {
@@ -15,7 +18,8 @@ export function deadLetterStatsCountsSql(where: Prisma.Sql): Prisma.Sql {
                 when grouping(d.error_kind) = 0 then 'errorKind'
                 else 'total' end as dimension,
            coalesce(d.status::text, d.event_type, d.queue, d.error_kind::text) as key,
-           count(*)::int as count
+           count(*)::int as count,
+           coalesce(sum(d.attempts), 0)::float8 as attempts
       from lazarus_dead_letters d
      where ${where}
      group by grouping sets ((d.status), (d.event_type), (d.queue), (d.error_kind), ())`;

@@ -14,10 +14,12 @@ export interface TopErrorRow {
   sampleId: bigint;
 }
 
-export function deadLetterTopErrorsSql(where: Prisma.Sql, limit: number, plan: RollupPlan | null): Prisma.Sql {
+/** `isEventFilter`: `where` reads only dead_letters' own columns, so no row is joined to its state. */
+export function deadLetterTopErrorsSql(where: Prisma.Sql, limit: number, plan: RollupPlan | null, isEventFilter = false): Prisma.Sql {
+  const table = Prisma.raw(isEventFilter ? 'dead_letters' : 'lazarus_dead_letters');
   const counted = plan
     ? signatureContributionsSql(plan)
-    : Prisma.sql`(select d.error_signature as signature, count(*) as n from lazarus_dead_letters d where ${where} group by 1) r`;
+    : Prisma.sql`(select d.error_signature as signature, count(*) as n from ${table} d where ${where} group by 1) r`;
   return Prisma.sql`
     with top as (
       select r.signature, sum(r.n) as count from ${counted}
@@ -26,9 +28,9 @@ export function deadLetterTopErrorsSql(where: Prisma.Sql, limit: number, plan: R
        limit ${limit})
     select t.signature, t.count::int as count, f.created_at as "firstSeen", l.created_at as "lastSeen", f.id as "sampleId"
       from top t
-     cross join lateral (select d.id, d.created_at from lazarus_dead_letters d where d.error_signature = t.signature and (${where})
+     cross join lateral (select d.id, d.created_at from ${table} d where d.error_signature = t.signature and (${where})
                           order by d.created_at, d.id limit 1) f
-     cross join lateral (select d.created_at from lazarus_dead_letters d where d.error_signature = t.signature and (${where})
+     cross join lateral (select d.created_at from ${table} d where d.error_signature = t.signature and (${where})
                           order by d.created_at desc limit 1) l
      order by t.count desc, t.signature`;
 }

@@ -4,7 +4,7 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { RollupPlan } from './rollupPlan.ts';
 import type { BucketSize } from './deadLetterTimeSeries.ts';
-import { rollupContributionsSql } from './rollupStatsCounts.ts';
+import { rollupBucketContributionsSql } from './rollupStatsCounts.ts';
 
 export function rollupTimeSeriesSql(plan: RollupPlan, bucket: BucketSize, lo: Date, hi: Date): Prisma.Sql {
   const unit = bucket === 'HOUR' ? 'hour' : 'day';
@@ -13,7 +13,11 @@ export function rollupTimeSeriesSql(plan: RollupPlan, bucket: BucketSize, lo: Da
     with buckets as (
       select generate_series(${lo}::timestamptz, ${hi}::timestamptz - interval '1 microsecond', ${step}::interval) as start
     ), counts as (
-      select date_trunc(${unit}, r.bucket, 'UTC') as start, sum(r.n) as n from ${rollupContributionsSql(plan)} group by 1
+      -- Summed per hour before date_trunc, which then runs once per hour, not once per rollup row
+      -- (20,040 rows over 7 days at 10M rows: date_trunc with a zone took 30-60 ms of a 60-110 ms series).
+      select date_trunc(${unit}, h.bucket, 'UTC') as start, sum(h.n) as n
+        from (select r.bucket, sum(r.n) as n from ${rollupBucketContributionsSql(plan)} group by r.bucket) h
+       group by 1
     )
     select bk.start, coalesce(c.n, 0)::int as count
       from buckets bk left join counts c on c.start = bk.start
