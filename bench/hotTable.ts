@@ -7,6 +7,8 @@
 //   without <one write>              the same with one index dropped, one trigger disabled, or
 //                                    no attempt rows: that write's cost is the difference
 //   with the attempts' foreign key   the check the split dropped (it locked the wide row)
+//   the four read-side indexes full  as before migration 20261128120000, when a claim's
+//                                    PROCESSING row version entered each of them
 //   bare narrow table                a table holding only the queue state with two partial
 //                                    indexes and no triggers: the floor
 // Besides events/s and WAL, each drain reports the CPU its two PostgreSQL backends used per event
