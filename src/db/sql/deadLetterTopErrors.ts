@@ -4,6 +4,7 @@
 // are read from dead_letters_error_signature_idx: one descent each. The first one is the sample.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { RollupPlan } from './rollupPlan.ts';
+import { deadLetterSource } from './deadLetterWhere.ts';
 import { signatureContributionsSql } from './rollupStatsCounts.ts';
 
 export interface TopErrorRow {
@@ -16,7 +17,7 @@ export interface TopErrorRow {
 
 /** `isEventFilter`: `where` reads only dead_letters' own columns, so no row is joined to its state. */
 export function deadLetterTopErrorsSql(where: Prisma.Sql, limit: number, plan: RollupPlan | null, isEventFilter = false): Prisma.Sql {
-  const table = Prisma.raw(isEventFilter ? 'dead_letters' : 'lazarus_dead_letters');
+  const table = deadLetterSource(isEventFilter);
   const counted = plan
     ? signatureContributionsSql(plan)
     : Prisma.sql`(select d.error_signature as signature, count(*) as n from ${table} d where ${where} group by 1) r`;

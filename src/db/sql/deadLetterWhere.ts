@@ -58,6 +58,15 @@ export function isEventFilter(filter: DeadLetterFilter): boolean {
   return Object.entries(filter).every(([field, value]) => value === undefined || FILTER_FIELD_TABLES[field as keyof DeadLetterFilter] === 'event');
 }
 
+/**
+ * What a filter's SQL is read over, as `d`: dead_letters alone when the filter reads no state
+ * (`isEventOnly`, from isEventFilter), else the view with the state joined. Every event has its
+ * state row, so for such a filter the join only adds a state lookup per row.
+ */
+export function deadLetterSource(isEventOnly: boolean): Prisma.Sql {
+  return Prisma.raw(isEventOnly ? 'dead_letters' : 'lazarus_dead_letters');
+}
+
 /** Escapes LIKE wildcards so user text is matched literally (backslash is ILIKE's escape). */
 export function likeContains(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;

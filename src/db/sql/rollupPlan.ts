@@ -5,7 +5,7 @@
 // range. Anything else falls back to scanning dead_letters. The signature rollups
 // (20261122130000) hold the same dimensions but status, plus the error signature.
 import { Prisma } from '../../generated/prisma/client.ts';
-import { deadLetterWhereSql, type DeadLetterFilter, type TimeRange } from './deadLetterWhere.ts';
+import { deadLetterWhereSql, isEventFilter, type DeadLetterFilter, type TimeRange } from './deadLetterWhere.ts';
 
 const HOUR_MS = 3_600_000;
 const ROLLED_UP: ReadonlySet<string> = new Set(['statuses', 'eventTypes', 'queues', 'errorKinds', 'createdAt']);
@@ -39,7 +39,7 @@ export interface PartialHour {
 export interface RollupPlan {
   rollupWhere: Prisma.Sql;
   edges: PartialHour[];
-  /** The filter names statuses, so its partial hours' rows are read with their state rows. */
+  /** The filter reads a state field (statuses), so its partial hours' rows are read with their state rows. */
   readsState: boolean;
 }
 
@@ -73,7 +73,7 @@ export function rollupPlan(filter: DeadLetterFilter): RollupPlan | null {
   const parts = [...dimensions];
   if (hoursFrom) parts.push(Prisma.sql`r.bucket >= ${hoursFrom}::timestamptz`);
   if (hoursTo) parts.push(Prisma.sql`r.bucket < ${hoursTo}::timestamptz`);
-  return { rollupWhere: parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`, edges, readsState: filter.statuses !== undefined };
+  return { rollupWhere: parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`, edges, readsState: !isEventFilter(filter) };
 }
 
 /**

@@ -1,6 +1,7 @@
 // Total and counts by status, event type, queue and error kind from the rollups (whole hours) plus
 // the partial hours at the ends of the range: the same rows as deadLetterStatsCountsSql.
 import { Prisma } from '../../generated/prisma/client.ts';
+import { deadLetterSource } from './deadLetterWhere.ts';
 import type { RollupPlan } from './rollupPlan.ts';
 
 /**
@@ -10,7 +11,7 @@ import type { RollupPlan } from './rollupPlan.ts';
  * less its rows outside the range. `table` is the view, or dead_letters alone when `fromTable` and
  * the plan's filter read no state.
  */
-function contributionsSql(plan: RollupPlan, fromLedger: Prisma.Sql, fromTable: (sign: Prisma.Sql) => Prisma.Sql, table = Prisma.raw('lazarus_dead_letters')): Prisma.Sql {
+function contributionsSql(plan: RollupPlan, fromLedger: Prisma.Sql, fromTable: (sign: Prisma.Sql) => Prisma.Sql, table = deadLetterSource(false)): Prisma.Sql {
   const rows = (sign: Prisma.Sql, where: Prisma.Sql) => Prisma.sql`union all select ${fromTable(sign)} from ${table} d where ${where}`;
   const edges = plan.edges.map((edge) => edge.isRestSmaller
     ? Prisma.sql`union all ${fromLedger} where ${edge.hour} ${rows(Prisma.raw('-1'), edge.rest)}`
@@ -41,7 +42,7 @@ export function rollupBucketContributionsSql(plan: RollupPlan): Prisma.Sql {
     plan,
     Prisma.sql`select r.bucket, r.count as n from dead_letter_rollups r`,
     (sign) => Prisma.sql`lazarus_rollup_bucket(d.created_at), ${sign}::bigint`,
-    Prisma.raw(plan.readsState ? 'lazarus_dead_letters' : 'dead_letters'),
+    deadLetterSource(!plan.readsState),
   );
 }
 
@@ -55,7 +56,7 @@ export function signatureContributionsSql(plan: RollupPlan): Prisma.Sql {
     plan,
     Prisma.sql`select r.error_signature as signature, r.count as n from dead_letter_signature_rollups r`,
     (sign) => Prisma.sql`d.error_signature, ${sign}::bigint`,
-    Prisma.raw('dead_letters'),
+    deadLetterSource(true),
   );
 }
 
