@@ -64,8 +64,7 @@ export class Stats {
   async #rolledUpRetry(plan: RollupPlan): Promise<RetryStatsRow> {
     const [counts, oldest] = await Promise.all([this.counts(), queryRows<OldestPendingRow>(this.db, rollupOldestPendingSql(plan, this.where))]);
     const status = (key: string) => counts.find((r) => r.dimension === 'status' && r.key === key);
-    const succeeded = status('SUCCEEDED')?.count ?? 0;
-    const attempts = status('SUCCEEDED')?.attempts ?? 0;
+    const { count: succeeded, attempts } = status('SUCCEEDED') ?? { count: 0, attempts: 0 };
     return { ...oldest[0]!, succeeded, exhausted: status('EXHAUSTED')?.count ?? 0, meanAttemptsToSuccess: succeeded ? attempts / succeeded : null };
   }
   topErrors(limit: number) {

@@ -1,3 +1,4 @@
+import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../createDb.ts';
 
 /**
@@ -8,16 +9,17 @@ import type { Db } from '../createDb.ts';
  * stops at `cap`.
  */
 export async function countRedriveAwaitingDelivery(db: Db, p: { redriveId: bigint; cap: number }): Promise<number> {
+  // The status is a literal in each branch, so PostgreSQL can prove which index serves it.
+  const awaiting = (status: Prisma.Sql) => Prisma.sql`
+      select 1 from dead_letter_states d, r
+       where d.status = ${status} and d.id <= r.last_id
+         and exists (select 1 from redrive_items i where i.redrive_id = r.id and i.dead_letter_id = d.id)`;
   const [row] = await db.$queryRaw<{ n: number }[]>`
     with r as (select ${p.redriveId.toString()}::bigint as id, (select last_id from redrives where id = ${p.redriveId.toString()}::bigint) as last_id)
     select count(*)::int as n from (
-      select 1 from dead_letter_states d, r
-       where d.status = 'PENDING' and d.id <= r.last_id
-         and exists (select 1 from redrive_items i where i.redrive_id = r.id and i.dead_letter_id = d.id)
+      ${awaiting(Prisma.raw(`'PENDING'`))}
       union all
-      select 1 from dead_letter_states d, r
-       where d.status = 'PROCESSING' and d.id <= r.last_id
-         and exists (select 1 from redrive_items i where i.redrive_id = r.id and i.dead_letter_id = d.id)
+      ${awaiting(Prisma.raw(`'PROCESSING'`))}
        limit ${p.cap}::int) x`;
   return row!.n;
 }

@@ -15,10 +15,12 @@ export interface RetryStatsRow extends OldestPendingRow {
   meanAttemptsToSuccess: number | null;
 }
 
-// Attempts summed, then one float division, as reads/stats.ts does with the rollups' sums.
-const FIGURES = Prisma.sql`
+const OLDEST_PENDING = Prisma.sql`
     oldest as "oldestPendingCreatedAt",
-    extract(epoch from now() - oldest)::float8 as "oldestPendingAgeSeconds",
+    extract(epoch from now() - oldest)::float8 as "oldestPendingAgeSeconds"`;
+
+// Attempts summed, then one float division, as reads/stats.ts does with the rollups' sums.
+const FIGURES = Prisma.sql`${OLDEST_PENDING},
     succeeded::int as succeeded,
     exhausted::int as exhausted,
     attempts::float8 / nullif(succeeded, 0)::float8 as "meanAttemptsToSuccess"`;
@@ -58,6 +60,6 @@ export function rollupOldestPendingSql(plan: RollupPlan, where: Prisma.Sql): Pri
        where (${plan.rollupWhere}) and r.status = 'PENDING'
        group by r.bucket having sum(r.count) > 0
        order by r.bucket limit 1)
-    select oldest as "oldestPendingCreatedAt", extract(epoch from now() - oldest)::float8 as "oldestPendingAgeSeconds"
+    select ${OLDEST_PENDING}
       from (select least(${Prisma.join([hourOldest, ...edgeOldest], ', ')}) as oldest) s`;
 }
