@@ -4,7 +4,7 @@
 import type { Db } from '../db/createDb.ts';
 import { countDeadLettersByStatus, countRolledUpByStatus, type StatusCount } from '../db/sql/countDeadLettersByStatus.ts';
 import { blockedKeysSql, type BlockedKeyRow } from '../db/sql/blockedKeys.ts';
-import { deadLetterRetryStatsSql, rollupOldestPendingSql, type OldestPendingRow, type RetryStatsRow } from '../db/sql/deadLetterRetryStats.ts';
+import { deadLetterOldestPendingSql, rollupOldestPendingSql, type OldestPendingRow, type RetryStatsRow } from '../db/sql/deadLetterRetryStats.ts';
 import { deadLetterStatsCountsSql, type StatsCountRow } from '../db/sql/deadLetterStatsCounts.ts';
 import { deadLetterTimeSeriesSql, type TimeBucketRow } from '../db/sql/deadLetterTimeSeries.ts';
 import { deadLetterTopErrorsSql, type TopErrorRow } from '../db/sql/deadLetterTopErrors.ts';
@@ -52,17 +52,17 @@ export class Stats {
     return rows.map((r) => ({ key: r.key!, count: r.count })).sort((a, b) => b.count - a.count || (a.key < b.key ? -1 : 1));
   }
   retry() {
-    this.#retry ??= this.plan
-      ? this.#rolledUpRetry(this.plan)
-      : queryRows<RetryStatsRow>(this.db, deadLetterRetryStatsSql(this.where)).then((rows) => rows[0]!);
+    this.#retry ??= this.#retryFigures();
     return this.#retry;
   }
   /**
-   * Outcome counts and attempts from the counts' statement, so its partial hours (each row with its
-   * state row) are read once for both; the oldest PENDING event in a statement of its own.
+   * Outcome counts and attempts from the counts' statement, so the matching rows (or the partial
+   * hours, each row with its state row) are read once for both; the oldest PENDING event in a
+   * statement of its own.
    */
-  async #rolledUpRetry(plan: RollupPlan): Promise<RetryStatsRow> {
-    const [counts, oldest] = await Promise.all([this.counts(), queryRows<OldestPendingRow>(this.db, rollupOldestPendingSql(plan, this.where))]);
+  async #retryFigures(): Promise<RetryStatsRow> {
+    const oldestSql = this.plan ? rollupOldestPendingSql(this.plan, this.where) : deadLetterOldestPendingSql(this.where);
+    const [counts, oldest] = await Promise.all([this.counts(), queryRows<OldestPendingRow>(this.db, oldestSql)]);
     const status = (key: string) => counts.find((r) => r.dimension === 'status' && r.key === key);
     const { count: succeeded, attempts } = status('SUCCEEDED') ?? { count: 0, attempts: 0 };
     return { ...oldest[0]!, succeeded, exhausted: status('EXHAUSTED')?.count ?? 0, meanAttemptsToSuccess: succeeded ? attempts / succeeded : null };

@@ -1,6 +1,7 @@
-// Oldest PENDING event, and how retrying ends: SUCCEEDED against EXHAUSTED, with the mean attempts
-// of the SUCCEEDED ones. From a scan of the matching rows, or from the rollups when the filter
-// allows (see src/domain/statsRollups.ts and reads/stats.ts); both give the same figures.
+// The oldest PENDING event, from a scan of the matching rows or from the rollups when the filter
+// allows (see src/domain/statsRollups.ts); both give the same figure. How retrying ends (SUCCEEDED
+// against EXHAUSTED, the mean attempts of the SUCCEEDED ones) comes from the stats counts, which sum
+// attempts per status (reads/stats.ts).
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { RollupPlan } from './rollupPlan.ts';
 
@@ -19,28 +20,17 @@ const OLDEST_PENDING = Prisma.sql`
     oldest as "oldestPendingCreatedAt",
     extract(epoch from now() - oldest)::float8 as "oldestPendingAgeSeconds"`;
 
-// Attempts summed, then one float division, as reads/stats.ts does with the rollups' sums.
-const FIGURES = Prisma.sql`${OLDEST_PENDING},
-    succeeded::int as succeeded,
-    exhausted::int as exhausted,
-    attempts::float8 / nullif(succeeded, 0)::float8 as "meanAttemptsToSuccess"`;
-
-export function deadLetterRetryStatsSql(where: Prisma.Sql): Prisma.Sql {
+/** The oldest PENDING event from a scan of the matching rows. */
+export function deadLetterOldestPendingSql(where: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
-    select ${FIGURES}
-      from (select min(d.created_at) filter (where d.status = 'PENDING') as oldest,
-                   count(*) filter (where d.status = 'SUCCEEDED') as succeeded,
-                   count(*) filter (where d.status = 'EXHAUSTED') as exhausted,
-                   sum(d.attempts) filter (where d.status = 'SUCCEEDED') as attempts
-              from lazarus_dead_letters d
-             where ${where}) s`;
+    select ${OLDEST_PENDING}
+      from (select min(d.created_at) as oldest from lazarus_dead_letters d where d.status = 'PENDING' and (${where})) s`;
 }
 
 /**
  * The oldest PENDING event from the rollups: the earliest of the plan's partial hours' own and the
  * first whole hour whose rollups hold a PENDING event, which is then read from the table: at most an
- * hour of rows, through the created_at index. The outcome counts and attempts come from the stats
- * counts over the same plan (rollupStatsCountsSql), so the partial hours are read once.
+ * hour of rows, through the created_at index.
  */
 export function rollupOldestPendingSql(plan: RollupPlan, where: Prisma.Sql): Prisma.Sql {
   // The oldest as `order by created_at limit 1`, not min(): PostgreSQL turns min() into that walk
