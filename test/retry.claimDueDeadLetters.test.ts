@@ -164,6 +164,20 @@ describe('claimDueDeadLetters', () => {
       expect(held).toBe(500);
     });
 
+    it('hands every claimed event the policy of its own type, the default where the type has none', async () => {
+      await setPolicy(t.db, 'a', { maxAttempts: 3, timeoutMs: 1_000 });
+      await setPolicy(t.db, 'b', { maxAttempts: 7, timeoutMs: 2_000 });
+      await insertDue(['a', 'b', 'c', 'b', 'a', 'c', 'a', 'b']);
+
+      const claimed = await claimTypes(['a', 'b', 'c'], 8);
+      expect(claimed).toHaveLength(8);
+      const defaults = await t.db.retryPolicy.findUniqueOrThrow({ where: { eventType: '*' } });
+      const policyOf: Record<string, unknown[]> = { a: ['a', 3, 1_000], b: ['b', 7, 2_000], c: ['*', defaults.maxAttempts, defaults.timeoutMs] };
+      for (const event of claimed) {
+        expect([event.policy.eventType, event.policy.maxAttempts, event.policy.timeoutMs]).toEqual(policyOf[event.eventType]);
+      }
+    });
+
     it('lets two concurrent claims take disjoint rows, each within its limit', async () => {
       await insertDue(Array.from({ length: 60 }, (_, i) => ['a', 'b', 'c'][i % 3]!));
       const other = createDb(t.url, { poolMax: 2, acquireTimeoutMs: 5_000, statementTimeoutMs: 15_000, applicationName: 'lazarus-test-b' });

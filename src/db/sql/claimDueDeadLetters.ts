@@ -49,7 +49,8 @@ interface ClaimedRow {
   occurred_at: Date;
   status: string;
   delivery_generation: number;
-  policy: PolicyJson;
+  /** On one row of each event type; null on the others. */
+  policy: PolicyJson | null;
 }
 
 /** A retry_policies row as to_jsonb writes it. */
@@ -162,13 +163,17 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
     -- write-once columns (payload, headers, error) come from dead_letters by primary key: read,
     -- never written.
     select c.*, w.queue, w.source, w.payload, w.headers, w.error_kind::text, w.error_message, w.max_attempts, w.occurred_at,
-           p.policy
+           case when row_number() over (partition by c.event_type) = 1 then p.policy end as policy
       from claimed c join dead_letters w on w.id = c.id join policy p on p.event_type = c.event_type order by c.id`, `claim_${Math.min(deliverable.length, MERGE_TYPE_LIMIT + 1)}`);
   // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
   if (rows.length > p.limit) {
     throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);
   }
-  return rows.filter((r) => r.status === 'PROCESSING').map(toClaimedDeadLetter);
+  // Each type's policy comes on one of its rows only, so a claim of 100 writes out and parses it
+  // once per type instead of once per event; the events of a type share the one object.
+  const policies = new Map<string, RetryPolicy>();
+  for (const r of rows) if (r.policy) policies.set(r.event_type, toRetryPolicy(r.policy));
+  return rows.filter((r) => r.status === 'PROCESSING').map((r) => toClaimedDeadLetter(r, policies.get(r.event_type)!));
 }
 
 interface DeliverableType {
@@ -281,7 +286,7 @@ function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
        for update of d skip locked`;
 }
 
-function toClaimedDeadLetter(r: ClaimedRow): ClaimedDeadLetter {
+function toClaimedDeadLetter(r: ClaimedRow, policy: RetryPolicy): ClaimedDeadLetter {
   return {
     id: BigInt(r.id),
     eventType: r.event_type,
@@ -296,7 +301,7 @@ function toClaimedDeadLetter(r: ClaimedRow): ClaimedDeadLetter {
     maxAttempts: r.max_attempts,
     leaseToken: r.lease_token,
     occurredAt: r.occurred_at,
-    policy: toRetryPolicy(r.policy),
+    policy,
     deliveryGeneration: r.delivery_generation,
   };
 }

@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import { queryPg, type Db } from '../createDb.ts';
+import { holdsLease } from './renewLeases.ts';
 
 export interface AttemptRecord {
   id: bigint;
@@ -28,7 +29,7 @@ export async function completeDeliveries(db: Db, records: readonly AttemptRecord
          set status = 'SUCCEEDED', next_attempt_at = null,
              lease_owner = null, lease_token = null, lease_expires_at = null
         from input i
-       where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING'
+       where ${holdsLease('d', 'i')}
       returning d.id, d.attempts),
     attempt as (
       insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, duration_ms, outcome, status_code, response_body)

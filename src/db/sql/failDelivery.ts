@@ -1,6 +1,7 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import { queryPg, type Db } from '../createDb.ts';
 import type { AttemptRecord } from './completeDelivery.ts';
+import { holdsLease } from './renewLeases.ts';
 
 export interface FailureRecord extends AttemptRecord {
   outcome: 'FAILED' | 'PERMANENT_FAILURE' | 'TIMED_OUT';
@@ -43,7 +44,7 @@ export async function failDeliveries(db: Db, records: readonly FailureRecord[]):
                            then null else now() + i.delay_ms * interval '1 millisecond' end,
              lease_owner = null, lease_token = null, lease_expires_at = null
         from input i join dead_letters w on w.id = i.id
-       where d.id = i.id and d.lease_token = i.token and d.status = 'PROCESSING'
+       where ${holdsLease('d', 'i')}
       returning d.id, d.attempts, d.status),
     attempt as (
       insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, duration_ms, outcome, status_code, error_message, response_body)

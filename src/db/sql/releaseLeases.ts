@@ -1,5 +1,5 @@
 import type { Db } from '../createDb.ts';
-import type { HeldLease } from './renewLeases.ts';
+import { holdsLease, type HeldLease } from './renewLeases.ts';
 
 /**
  * Graceful shutdown: hands held events back as PENDING and due now, refunding the attempt the
@@ -12,7 +12,7 @@ export async function releaseLeases(db: Db, leases: readonly HeldLease[]): Promi
        set status = 'PENDING', attempts = greatest(d.attempts - 1, 0), next_attempt_at = now(),
            lease_owner = null, lease_token = null, lease_expires_at = null
       from unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.leaseToken)}::uuid[]) as h(id, token)
-     where d.id = h.id and d.lease_token = h.token and d.status = 'PROCESSING'
+     where ${holdsLease('d', 'h')}
     returning d.id`;
   return rows.length;
 }
