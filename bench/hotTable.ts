@@ -2,7 +2,7 @@
 // "raw SQL" loop (bench/rawDrain.ts: a batched SKIP LOCKED claim with lease and fencing token, and
 // one fenced completion statement per batch that also inserts the attempt rows) drains the same
 // 50,000 events (~1 KB payload, ~2 KB stack, random enough not to compress away) once per variant,
-// each on a freshly migrated schema, with the WAL each drain wrote (pg_stat_wal):
+// each on a freshly migrated schema, with the WAL each drain wrote (bench/walCount.ts):
 //   dead_letter_states as migrated   the narrow state table with every index and trigger it has
 //   without <one write>              the same with one index dropped, one trigger disabled, or
 //                                    no attempt rows: that write's cost is the difference
@@ -24,6 +24,7 @@ import { migrate } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
 import { completeSql, drainRaw, narrowClaim } from './rawDrain.ts';
 import { cpuMsOf } from './triggerCost.ts';
+import { walPosition, walSince } from './walCount.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -66,8 +67,6 @@ interface Drained {
   walKbPerEvent: number;
 }
 
-const walStats = async () => (await pool.query<{ records: string; bytes: string }>(`select wal_records as records, wal_bytes as bytes from pg_stat_wal`)).rows[0]!;
-
 /** Drains every event with the raw loop, timed, with the WAL it wrote. */
 async function drain(claimSql: string, completeStatement: string): Promise<Drained> {
   // Both of the pool's connections open now, so the drain runs on backends whose CPU is read here.
@@ -78,19 +77,19 @@ async function drain(claimSql: string, completeStatement: string): Promise<Drain
     const each = await Promise.all(pids.map(cpuMsOf));
     return each.every((ms) => ms !== null) ? each.reduce((a, b) => a! + b!, 0)! : null;
   };
-  const wal = await walStats();
+  const walFrom = await walPosition(pool);
   const cpuBefore = await cpuMs();
   const started = performance.now();
   const done = await drainRaw(pool, claimSql, completeStatement);
   const seconds = (performance.now() - started) / 1000;
   if (done !== N) throw new Error(`drained ${done} of ${N}`);
   const cpuAfter = await cpuMs();
-  const after = await walStats();
+  const wal = await walSince(pool, walFrom);
   return {
     perSecond: N / seconds,
     backendCpuUsPerEvent: cpuBefore === null || cpuAfter === null ? null : ((cpuAfter - cpuBefore) * 1000) / N,
-    walRecordsPerEvent: (Number(after.records) - Number(wal.records)) / N,
-    walKbPerEvent: (Number(after.bytes) - Number(wal.bytes)) / N / 1024,
+    walRecordsPerEvent: wal.records / N,
+    walKbPerEvent: wal.bytes / N / 1024,
   };
 }
 
