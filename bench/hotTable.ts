@@ -9,6 +9,9 @@
 //   with the attempts' foreign key   the check the split dropped (it locked the wide row)
 //   the four read-side indexes full  as before migration 20261128120000, when a claim's
 //                                    PROCESSING row version entered each of them
+//   pages filled to the brim         as before migration 20261129100000 (fillfactor 100, set
+//                                    before the seed): an update then moves the row to another
+//                                    page, and WAL-logs a lock on the old version to do so
 //   bare narrow table                a table holding only the queue state with two partial
 //                                    indexes and no triggers: the floor
 // Besides events/s and WAL, each drain reports the CPU its two PostgreSQL backends used per event
@@ -17,7 +20,8 @@
 // land in whichever drain fills the page).
 // A measurement for a design decision, not an engine: the variants without a write break what
 // that write is for. BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped),
-// BENCH_EVENTS (50,000), BENCH_RUNS (2).
+// BENCH_EVENTS (50,000), BENCH_RUNS (2), BENCH_VARIANTS (comma-separated parts of variant names: only
+// those, and the first variant, run).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.ts';
@@ -115,12 +119,15 @@ const FULL_READ_INDEXES = [
 ].map(([index, columns]) => `drop index dead_letter_states_${index};
   create index dead_letter_states_${index} on dead_letter_states ${columns};`).join('\n');
 
-const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: string }> = [
+const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: string; beforeSeed?: string }> = [
   { name: 'dead_letter_states as migrated', run: drainStates },
   { name: 'without the attempt rows', run: drainStatesWithoutAttempts },
   { name: 'without the cursor, version and updated_at stamp', run: drainStates, prepare: RESOLVED_AT_ONLY_STAMP },
   { name: 'with the attempts\' foreign key to dead_letters (before the split)', run: drainStates,
     prepare: 'alter table delivery_attempts add foreign key (dead_letter_id) references dead_letters (id) on delete cascade' },
+  { name: 'without the stamp trigger (no BEFORE UPDATE row trigger, so no tuple lock for it)', run: drainStates,
+    // resolved_at no longer follows the status, so its CHECK goes too.
+    prepare: 'drop trigger tg_dead_letter_states__stamp on dead_letter_states; alter table dead_letter_states drop constraint dead_letters_resolved_check' },
   { name: 'without the rollup and error-group deltas', run: drainStates, prepare: disableTrigger('tg_dead_letter_states__transitions') },
   { name: 'without the NOTIFY hint', run: drainStates, prepare: disableTrigger('tg_dead_letter_states__notify_update') },
   { name: 'without change_cursor_idx', run: drainStates, prepare: dropIndex('dead_letter_states_change_cursor_idx') },
@@ -131,15 +138,20 @@ const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: str
   { name: 'without next_attempt_order_idx', run: drainStates, prepare: dropIndex('dead_letter_states_next_attempt_order_idx') },
   { name: 'the four read-side indexes full (before 20261128120000: a claim wrote each of them)', run: drainStates,
     prepare: FULL_READ_INDEXES },
+  { name: 'pages filled to the brim (fillfactor 100, before 20261129100000)', run: drainStates,
+    beforeSeed: 'alter table dead_letter_states reset (fillfactor)' },
   { name: 'bare narrow table', run: drainNarrow },
 ];
 
-const results = new Map<string, Drained[]>(VARIANTS.map((v) => [v.name, []]));
+const only = process.env.BENCH_VARIANTS?.split(',');
+const RUNNING = VARIANTS.filter((v, i) => i === 0 || !only || only.some((part) => v.name.includes(part)));
+const results = new Map<string, Drained[]>(RUNNING.map((v) => [v.name, []]));
 try {
   for (let i = 0; i < RUNS; i++) {
-    for (const variant of VARIANTS) {
+    for (const variant of RUNNING) {
       await pool.query('drop schema public cascade; create schema public');
       await migrate(url);
+      if (variant.beforeSeed) await pool.query(variant.beforeSeed);
       await seed();
       if (variant.prepare) await pool.query(variant.prepare);
       const drained = await variant.run();
@@ -155,7 +167,7 @@ try {
   for (const [name, runs] of results) {
     const rate = median(runs.map((r) => r.perSecond));
     const cpu = runs.every((r) => r.backendCpuUsPerEvent !== null) ? median(runs.map((r) => r.backendCpuUsPerEvent!)).toFixed(0) : '—';
-    console.log(`| ${name} | ${Math.round(rate).toLocaleString('en')} | ${runs.map((r) => Math.round(r.perSecond).toLocaleString('en')).join(', ')} | ${(rate / base).toFixed(1)} | ${cpu} | ${median(runs.map((r) => r.walRecordsPerEvent)).toFixed(0)} | ${median(runs.map((r) => r.walKbPerEvent)).toFixed(1)} |`);
+    console.log(`| ${name} | ${Math.round(rate).toLocaleString('en')} | ${runs.map((r) => Math.round(r.perSecond).toLocaleString('en')).join(', ')} | ${(rate / base).toFixed(1)} | ${cpu} | ${median(runs.map((r) => r.walRecordsPerEvent)).toFixed(1)} | ${median(runs.map((r) => r.walKbPerEvent)).toFixed(1)} |`);
   }
 } finally {
   await pool.end();

@@ -1,0 +1,18 @@
+-- dead_letter_states keeps half of each heap page free (fillfactor 50), so that a claim's and a
+-- completion's new row versions can go on the page of the old one.
+--
+-- Neither update can be HOT (status is indexed), but a non-HOT update still puts the new version
+-- on the same page when there is room. Without room, PostgreSQL marks the old version locked while
+-- it finds another page, and WAL-logs that lock: one Heap/LOCK record per update, two per delivered
+-- event, on a table whose pages ingest fills to the brim. Measured with pg_walinspect in
+-- bench:retry (docs/benchmarks.md, "Session 17"): Heap/LOCK records per delivered event 3.7 -> 2.2.
+-- (The other LOCK record of each update is the tuple lock PostgreSQL takes for the BEFORE UPDATE
+-- row trigger that stamps the row.)
+--
+-- The cost is room: the state heap takes about twice the pages for the same rows. The rows are
+-- narrow (ids, status, times, lease, cursor), and reads reach them through indexes.
+--
+-- Only pages written from now on keep the room; existing pages stay as they are until the rows on
+-- them are updated onto new pages. The ALTER takes a SHARE UPDATE EXCLUSIVE lock, which writers
+-- do not wait for, and rewrites nothing.
+ALTER TABLE "dead_letter_states" SET (fillfactor = 50);
