@@ -4,8 +4,9 @@
 -- Neither update can be HOT (status is indexed), but a non-HOT update still puts the new version
 -- on the same page when there is room. Without room, PostgreSQL marks the old version locked while
 -- it finds another page, and WAL-logs that lock: one Heap/LOCK record per update, two per delivered
--- event, on a table whose pages ingest fills to the brim. Measured with pg_walinspect in
--- bench:retry (docs/benchmarks.md, "Session 17"): Heap/LOCK records per delivered event 3.7 -> 2.2.
+-- event, on a table whose pages ingest fills to the brim. Counted with pg_walinspect over a
+-- drain of the retry loop (docs/benchmarks.md, "Session 17"): Heap/LOCK records per delivered
+-- event 3.7 -> 2.2.
 -- (The other LOCK record of each update is the tuple lock PostgreSQL takes for the BEFORE UPDATE
 -- row trigger that stamps the row.)
 --
