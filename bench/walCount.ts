@@ -10,7 +10,7 @@ export interface WalWritten {
   bytes: number;
 }
 
-/** The current WAL position; creates pg_walinspect (superuser) on first use in a database. */
+/** The current WAL position. Creates pg_walinspect (superuser) if the database lacks it, so walSince can count. */
 export async function walPosition(pool: pg.Pool): Promise<string> {
   await pool.query('create extension if not exists pg_walinspect');
   return (await pool.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
