@@ -7,6 +7,8 @@
 //   without <one write>              the same with one index dropped, one trigger disabled, or
 //                                    no attempt rows: that write's cost is the difference
 //   with the attempts' foreign key   the check the split dropped (it locked the wide row)
+//   the stamp in a BEFORE UPDATE     as before migration 20261130100000, when a row trigger
+//   row trigger                      stamped every update (PostgreSQL locks the row for it)
 //   the four read-side indexes full  as before migration 20261128120000, when a claim's
 //                                    PROCESSING row version entered each of them
 //   pages filled to the brim         as before migration 20261129100000 (fillfactor 100, set
@@ -104,12 +106,12 @@ const drainNarrow = () => drain(narrowClaim('hot', 'bench.evt'), completeSql('ho
 const dropIndex = (index: string) => `drop index ${index}`;
 const disableTrigger = (trigger: string) => `alter table dead_letter_states disable trigger ${trigger}`;
 
-// The stamp reduced to what the CHECKs need (resolved_at in step with the status).
-const RESOLVED_AT_ONLY_STAMP = `
-  create or replace function tg_dead_letter_states__stamp() returns trigger language plpgsql as $$ begin
-    if NEW.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then NEW.resolved_at := coalesce(NEW.resolved_at, now());
-    else NEW.resolved_at := null; NEW.resolved_by := null; NEW.resolution_reason := null; end if;
-    return NEW; end $$`;
+// The stamp as a BEFORE UPDATE row trigger, as before migration 20261130100000: PostgreSQL locks the
+// old row version for it (a Heap/LOCK record) and runs it for every row. The statements still stamp
+// too; the trigger's stamp replaces theirs, at the same cost as it had alone.
+const BEFORE_UPDATE_STAMP = `drop trigger tg_dead_letter_states__stamp on dead_letter_states;
+  create trigger tg_dead_letter_states__stamp before insert or update on dead_letter_states
+    for each row execute function tg_dead_letter_states__stamp()`;
 
 // The read-side indexes as they were before migration 20261128120000_partial_read_indexes: full,
 // so that a claim's PROCESSING row version entered each of them too.
@@ -122,14 +124,12 @@ const FULL_READ_INDEXES = [
 const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: string; beforeSeed?: string }> = [
   { name: 'dead_letter_states as migrated', run: drainStates },
   { name: 'without the attempt rows', run: drainStatesWithoutAttempts },
-  { name: 'without the cursor, version and updated_at stamp', run: drainStates, prepare: RESOLVED_AT_ONLY_STAMP },
   { name: 'with the attempts\' foreign key to dead_letters (before the split)', run: drainStates,
     prepare: 'alter table delivery_attempts add foreign key (dead_letter_id) references dead_letters (id) on delete cascade' },
-  { name: 'without the stamp trigger (no BEFORE UPDATE row trigger, so no tuple lock for it)', run: drainStates,
-    // resolved_at no longer follows the status, so its CHECK goes too.
-    prepare: 'drop trigger tg_dead_letter_states__stamp on dead_letter_states; alter table dead_letter_states drop constraint dead_letters_resolved_check' },
+  { name: 'the stamp in a BEFORE UPDATE row trigger (before 20261130100000)', run: drainStates, prepare: BEFORE_UPDATE_STAMP },
   { name: 'without the rollup and error-group deltas', run: drainStates, prepare: disableTrigger('tg_dead_letter_states__transitions') },
-  { name: 'without the NOTIFY hint', run: drainStates, prepare: disableTrigger('tg_dead_letter_states__notify_update') },
+  { name: 'without the update trigger (the unstamped-row check and the NOTIFY hint)', run: drainStates,
+    prepare: disableTrigger('tg_dead_letter_states__update') },
   { name: 'without change_cursor_idx', run: drainStates, prepare: dropIndex('dead_letter_states_change_cursor_idx') },
   { name: 'without finished_idx', run: drainStates, prepare: dropIndex('dead_letter_states_finished_idx') },
   { name: 'without status_next_attempt_idx', run: drainStates, prepare: dropIndex('dead_letter_states_status_next_attempt_idx') },

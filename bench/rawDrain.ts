@@ -4,24 +4,29 @@
 // Each completion runs alongside the next claim, on the pool's second connection, as the retry
 // loop's do.
 import type pg from 'pg';
+import { stamp } from '../src/db/sql/stamp.ts';
 
 /** Events per claim, in both benches. */
 export const BATCH = 100;
 const LEASE = `status = 'PROCESSING', attempts = t.attempts + 1, lease_owner = 'raw', lease_token = gen_random_uuid(),
                lease_expires_at = now() + interval '30 seconds'`;
 
+/** The row stamp the engine writes with each update of dead_letter_states (src/db/sql/stamp.ts); none elsewhere. */
+const stampOf = (table: string, also = '') => (table === 'dead_letter_states' ? `, ${also}${stamp('t').sql}` : '');
+
 /** A claim on `table` (id, status, attempts, next_attempt_at and the lease columns) of due rows of one type. */
 export const narrowClaim = (table: string, eventType: string) => `
   with due as materialized (
     select id from ${table} where status = 'PENDING' and event_type = '${eventType}' and next_attempt_at <= now()
      order by next_attempt_at, id limit ${BATCH} for update skip locked),
-  claimed as (update ${table} t set ${LEASE} from due where t.id = due.id returning t.id, t.lease_token)
+  claimed as (update ${table} t set ${LEASE}${stampOf(table)} from due where t.id = due.id returning t.id, t.lease_token)
   select c.id, c.lease_token, d.payload from claimed c join dead_letters d on d.id = c.id`;
 
 /** The fenced completion of claimed rows of `table` ($1 ids, $2 tokens), with their attempt rows unless told not to. */
 export const completeSql = (table: string, { attemptRows = true } = {}) => `
   with done as (
     update ${table} t set status = 'SUCCEEDED', next_attempt_at = null, lease_owner = null, lease_token = null, lease_expires_at = null
+                          ${stampOf(table, 'resolved_at = now(), ')}
       from unnest($1::bigint[], $2::uuid[]) as i(id, token)
      where t.id = i.id and t.lease_token = i.token and t.status = 'PROCESSING'
     returning t.id, t.attempts),

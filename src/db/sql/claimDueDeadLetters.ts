@@ -1,6 +1,7 @@
 import { Prisma, type RetryPolicy } from '../../generated/prisma/client.ts';
 import { queryPg, type Db } from '../createDb.ts';
 import { policyOf, UNFINISHED_STATUSES } from './policyOf.ts';
+import { stamp } from './stamp.ts';
 
 export interface ClaimParams {
   /** Most rows this claim may take. */
@@ -158,7 +159,8 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
              lease_owner = case when x.is_spent or x.is_held then null else ${p.workerId}::text end,
              lease_token = case when x.is_spent or x.is_held then null else gen_random_uuid() end,
              lease_expires_at = case when x.is_spent or x.is_held then null
-                                     else now() + ${p.leaseSeconds}::int * interval '1 second' end
+                                     else now() + ${p.leaseSeconds}::int * interval '1 second' end,
+             ${stamp('d')}
         from chosen c left join expired x on x.id = c.id
        where d.id = c.id
       returning d.id, d.event_type, d.ordering_key, d.attempts, d.lease_token::text, d.status::text, d.delivery_generation)

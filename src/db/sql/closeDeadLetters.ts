@@ -1,6 +1,7 @@
 import type { Db } from '../createDb.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import { expectedRows, RESULT_SAMPLE, targetCte, type ChangeResult, type WriteTarget } from './writeTarget.ts';
+import { stamp } from './stamp.ts';
 
 export interface CloseParams {
   target: WriteTarget;
@@ -16,7 +17,8 @@ export async function closeDeadLetters(db: Db, p: CloseParams): Promise<ChangeRe
     with target as (${targetCte(p.target, p.allowed)}),
     changed as (
       update dead_letter_states d
-         set status = ${p.to}::"DeadLetterStatus", resolved_by = ${p.actor}::text, resolution_reason = ${p.reason}::text
+         set status = ${p.to}::"DeadLetterStatus", resolved_by = ${p.actor}::text, resolution_reason = ${p.reason}::text,
+             resolved_at = coalesce(d.resolved_at, now()), ${stamp('d')}
         from target t
        where d.id = t.id and d.version = t.version and d.status::text = any(${p.allowed}::text[])
       returning d.id, d.status, t.status as old_status),

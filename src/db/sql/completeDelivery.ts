@@ -1,6 +1,7 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import { queryPg, type Db } from '../createDb.ts';
 import { holdsLease } from './renewLeases.ts';
+import { stamp } from './stamp.ts';
 
 export interface AttemptRecord {
   id: bigint;
@@ -26,8 +27,8 @@ export async function completeDeliveries(db: Db, records: readonly AttemptRecord
                as i(id, token, worker_id, duration_ms, status_code, response_body)),
     done as (
       update dead_letter_states d
-         set status = 'SUCCEEDED', next_attempt_at = null,
-             lease_owner = null, lease_token = null, lease_expires_at = null
+         set status = 'SUCCEEDED', next_attempt_at = null, resolved_at = now(),
+             lease_owner = null, lease_token = null, lease_expires_at = null, ${stamp('d')}
         from input i
        where ${holdsLease('d', 'i')}
       returning d.id, d.attempts),

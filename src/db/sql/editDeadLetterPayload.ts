@@ -1,5 +1,6 @@
 import type { Db } from '../createDb.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
+import { reopenStamp } from './stamp.ts';
 
 export interface EditPayloadParams {
   id: bigint;
@@ -24,7 +25,7 @@ export async function editDeadLetterPayload(db: Db, p: EditPayloadParams): Promi
        where v.id = ${p.id.toString()}::bigint and v.version = ${p.version}::int and v.status::text = any(${p.allowed}::text[])
          for update of v),
     requeued as (
-      update dead_letter_states s set status = 'PENDING', next_attempt_at = now()
+      update dead_letter_states s set status = 'PENDING', next_attempt_at = now(), ${reopenStamp('s')}
         from target t
        where s.id = t.id and ${p.requeue}::boolean
       returning s.id, s.status),

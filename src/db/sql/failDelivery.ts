@@ -2,6 +2,7 @@ import { Prisma } from '../../generated/prisma/client.ts';
 import { queryPg, type Db } from '../createDb.ts';
 import type { AttemptRecord } from './completeDelivery.ts';
 import { holdsLease } from './renewLeases.ts';
+import { stamp } from './stamp.ts';
 
 export interface FailureRecord extends AttemptRecord {
   outcome: 'FAILED' | 'PERMANENT_FAILURE' | 'TIMED_OUT';
@@ -42,7 +43,7 @@ export async function failDeliveries(db: Db, records: readonly FailureRecord[]):
                            then 'EXHAUSTED' else 'PENDING' end::"DeadLetterStatus",
              next_attempt_at = case when i.is_permanent or d.attempts >= coalesce(w.max_attempts, i.policy_max_attempts)
                            then null else now() + i.delay_ms * interval '1 millisecond' end,
-             lease_owner = null, lease_token = null, lease_expires_at = null
+             lease_owner = null, lease_token = null, lease_expires_at = null, ${stamp('d')}
         from input i join dead_letters w on w.id = i.id
        where ${holdsLease('d', 'i')}
       returning d.id, d.attempts, d.status),

@@ -1,5 +1,6 @@
 import type { Db } from '../createDb.ts';
 import { holdsLease, type HeldLease } from './renewLeases.ts';
+import { stamp } from './stamp.ts';
 
 /**
  * Graceful shutdown: hands held events back as PENDING and due now, refunding the attempt the
@@ -10,7 +11,7 @@ export async function releaseLeases(db: Db, leases: readonly HeldLease[]): Promi
   const rows = await db.$queryRaw<{ id: bigint }[]>`
     update dead_letter_states d
        set status = 'PENDING', attempts = greatest(d.attempts - 1, 0), next_attempt_at = now(),
-           lease_owner = null, lease_token = null, lease_expires_at = null
+           lease_owner = null, lease_token = null, lease_expires_at = null, ${stamp('d')}
       from unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.leaseToken)}::uuid[]) as h(id, token)
      where ${holdsLease('d', 'h')}
     returning d.id`;

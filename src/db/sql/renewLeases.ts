@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../createDb.ts';
+import { stamp } from './stamp.ts';
 
 export interface HeldLease {
   id: bigint;
@@ -23,7 +24,7 @@ export async function renewLeases(db: Db, leases: readonly HeldLease[], leaseSec
   if (leases.length === 0) return [];
   const rows = await db.$queryRaw<{ id: bigint }[]>`
     update dead_letter_states d
-       set lease_expires_at = now() + ${leaseSeconds}::int * interval '1 second'
+       set lease_expires_at = now() + ${leaseSeconds}::int * interval '1 second', ${stamp('d')}
       from unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.leaseToken)}::uuid[]) as h(id, token)
      where ${holdsLease('d', 'h')}
     returning d.id`;

@@ -1,6 +1,7 @@
 import type { Db } from '../createDb.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import { expectedRows, RESULT_SAMPLE, targetCte, type ChangeResult, type WriteTarget } from './writeTarget.ts';
+import { reopenStamp } from './stamp.ts';
 
 export interface RequeueParams {
   target: WriteTarget;
@@ -24,7 +25,8 @@ export async function requeueDeadLetters(db: Db, p: RequeueParams): Promise<Chan
       update dead_letter_states d
          set status = 'PENDING',
              next_attempt_at = coalesce(${p.at}::timestamptz, now()),
-             attempts = case when ${p.resetAttempts}::boolean then 0 else d.attempts end
+             attempts = case when ${p.resetAttempts}::boolean then 0 else d.attempts end,
+             ${reopenStamp('d')}
         from target t
        where d.id = t.id and d.version = t.version and d.status::text = any(${p.allowed}::text[])
       returning d.id, d.status, d.attempts, d.next_attempt_at,

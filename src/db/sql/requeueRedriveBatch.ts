@@ -1,5 +1,6 @@
 import type { Db } from '../createDb.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
+import { reopenStamp } from './stamp.ts';
 
 export interface RedriveBatchResult {
   /** False when the redrive was not RUNNING under this owner's lease: nothing was done. */
@@ -39,7 +40,8 @@ export async function requeueRedriveBatch(
     changed as (
       update dead_letter_states d
          set status = 'PENDING', next_attempt_at = now(),
-             attempts = case when r.reset_attempts then 0 else d.attempts end
+             attempts = case when r.reset_attempts then 0 else d.attempts end,
+             ${reopenStamp('d')}
         from batch b, r
        where d.id = b.id and d.version = b.version
          and d.status::text = any(case when r.force then ${forced}::text[] else ${normal}::text[] end)

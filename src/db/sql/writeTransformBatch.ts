@@ -1,5 +1,6 @@
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import type { Queryable } from './queryable.ts';
+import { reopenStamp } from './stamp.ts';
 
 export interface TransformBatchParams {
   transformId: bigint;
@@ -24,7 +25,7 @@ export async function writeTransformBatch(db: Queryable, p: TransformBatchParams
     target as (
       select d.id, d.payload as old_payload, d.status as old_status from lazarus_dead_letters d join input i on i.id = d.id),
     requeued as (
-      update dead_letter_states s set status = 'PENDING', next_attempt_at = now()
+      update dead_letter_states s set status = 'PENDING', next_attempt_at = now(), ${reopenStamp('s')}
         from input i
        where s.id = i.id and s.status::text = any(${p.requeueFrom}::text[])
       returning s.id, s.status),
