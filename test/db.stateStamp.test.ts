@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { claimDueDeadLetters } from '../src/db/sql/claimDueDeadLetters.ts';
 import { closeDeadLetters } from '../src/db/sql/closeDeadLetters.ts';
 import { completeDelivery } from '../src/db/sql/completeDelivery.ts';
+import { editDeadLetterPayload } from '../src/db/sql/editDeadLetterPayload.ts';
 import { failDelivery } from '../src/db/sql/failDelivery.ts';
 import { releaseLeases } from '../src/db/sql/releaseLeases.ts';
 import { renewLeases } from '../src/db/sql/renewLeases.ts';
@@ -73,6 +74,11 @@ describe('the state row stamp', () => {
     await step('resolve', async () => closeDeadLetters(t.db, {
       target: { kind: 'ids', rows: await current() }, allowed: ['PENDING'], to: 'RESOLVED', actor: 'ops', reason: 'fixed',
     }));
+    // The payload lives on dead_letters: its update trigger stamps the state row, or leaves it to
+    // the statement that requeued it.
+    const edit = { id, allowed: ['RESOLVED' as const, 'PENDING' as const], actor: 'ops', reason: null };
+    await step('edit and retry', async () => editDeadLetterPayload(t.db, { ...edit, version: (await current())[0]!.version, payloadJson: '{"a":1}', requeue: true }));
+    await step('edit', async () => editDeadLetterPayload(t.db, { ...edit, version: (await current())[0]!.version, payloadJson: '{"a":2}', requeue: false }));
 
     const summary = steps.map(([name, s]) => [name, s.status, s.version, s.resolved, s.resolved_by, s.generation, s.writes]);
     expect(summary).toEqual([
@@ -86,6 +92,8 @@ describe('the state row stamp', () => {
       ['complete', 'SUCCEEDED', 7, true, null, 0, 1],
       ['requeue', 'PENDING', 8, false, null, 1, 1], // a new delivery of a delivered event
       ['resolve', 'RESOLVED', 9, true, 'ops', 1, 1],
+      ['edit and retry', 'PENDING', 10, false, null, 1, 1],
+      ['edit', 'PENDING', 11, false, null, 1, 1],
     ]);
     const cursors = steps.map(([, s]) => s.change_id);
     expect(cursors).toEqual([...cursors].sort((a, b) => (a < b ? -1 : 1)));

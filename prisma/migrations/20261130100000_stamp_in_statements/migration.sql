@@ -92,7 +92,10 @@ CREATE TRIGGER "tg_dead_letter_states__update" AFTER UPDATE ON "dead_letter_stat
   REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "tg_dead_letter_states__update"();
 
 -- The wide row's update trigger (a payload edit, a transform, a dimension changed by SQL) stamps
--- the state row it writes. The view's write trigger (psql) is left to the statement trigger above.
+-- the state row it writes, and leaves alone a state row this transaction has stamped already with
+-- the copied columns unchanged: an edit-and-retry or a requeuing transform, whose statement
+-- requeued the state row, then writes it once instead of twice. The view's write trigger (psql)
+-- is left to the statement trigger above.
 CREATE OR REPLACE FUNCTION "tg_dead_letters__update"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   WITH c AS (
@@ -123,6 +126,9 @@ BEGIN
          change_xid = pg_current_xact_id(),
          version = CASE WHEN s.change_xid = pg_current_xact_id() THEN s.version ELSE s.version + 1 END,
          updated_at = now()
-    FROM new_rows n WHERE s.id = n.id;
+    FROM new_rows n
+   WHERE s.id = n.id
+     AND (s.change_xid IS DISTINCT FROM pg_current_xact_id()
+          OR (s.event_type, s.ordering_key, s.ordering_seq) IS DISTINCT FROM (n.event_type, n.ordering_key, n.ordering_seq));
   RETURN NULL;
 END $$;
