@@ -4,7 +4,7 @@
 import type { Db } from '../db/createDb.ts';
 import { countDeadLettersByStatus, countRolledUpByStatus, type StatusCount } from '../db/sql/countDeadLettersByStatus.ts';
 import { blockedKeysSql, type BlockedKeyRow } from '../db/sql/blockedKeys.ts';
-import { deadLetterOldestPendingSql, rollupOldestPendingSql, type OldestPendingRow, type RetryStatsRow } from '../db/sql/deadLetterRetryStats.ts';
+import { deadLetterOldestPendingSql, rollupOldestPendingSql, type OldestPendingRow, type RetryStatsRow } from '../db/sql/oldestPending.ts';
 import { deadLetterStatsCountsSql, type StatsCountRow } from '../db/sql/deadLetterStatsCounts.ts';
 import { deadLetterTimeSeriesSql, type TimeBucketRow } from '../db/sql/deadLetterTimeSeries.ts';
 import { deadLetterTopErrorsSql, type TopErrorRow } from '../db/sql/deadLetterTopErrors.ts';
