@@ -117,7 +117,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
              lateral ${policyOf('d.event_type')} e
        where d.status = 'PROCESSING' and d.lease_expires_at < now()
        order by d.lease_expires_at, d.id
-       limit ${p.limit}::int
+       limit ${literal(p.limit)}
        for update of d skip locked),
     pending as materialized (${pendingSql(deliverable, p.limit)}),
     found as (select id, event_type, due_at from expired union all select id, event_type, due_at from pending),
@@ -146,7 +146,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
       select c.id from candidates c left join in_flight f on f.event_type = c.event_type
        where c.type_limit is null or c.rank_in_type <= c.type_limit - coalesce(f.n, 0)
        order by c.due_at, c.id
-       limit ${p.limit}::int),
+       limit ${literal(p.limit)}),
     lost as (
       insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, duration_ms, outcome, error_message)
       select x.id, x.old_attempts, x.old_owner, now(), 0, 'LEASE_LOST', 'lease expired before the attempt finished'
@@ -170,7 +170,7 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
     -- never written.
     select c.*, w.queue, w.source, w.payload, w.headers, w.error_kind::text, w.error_message, w.max_attempts, w.occurred_at,
            case when row_number() over (partition by c.event_type) = 1 then p.policy end as policy
-      from claimed c join dead_letters w on w.id = c.id join policy p on p.event_type = c.event_type order by c.id`, `claim_${Math.min(deliverable.length, MERGE_TYPE_LIMIT + 1)}`);
+      from claimed c join dead_letters w on w.id = c.id join policy p on p.event_type = c.event_type order by c.id`, claimName(deliverable, p.limit));
   // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
   if (rows.length > p.limit) {
     throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);
@@ -180,6 +180,27 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
   const policies = new Map<string, RetryPolicy>();
   for (const r of rows) if (r.policy) policies.set(r.event_type, toRetryPolicy(r.policy));
   return rows.filter((r) => r.status === 'PROCESSING').map((r) => toClaimedDeadLetter(r, policies.get(r.event_type)!));
+}
+
+/**
+ * The claim's text depends on the batch size, on how many types there are and, up to
+ * MERGE_TYPE_LIMIT, on which of them are ordered (a bit each); so does its prepared name.
+ */
+function claimName(types: readonly DeliverableType[], limit: number): string {
+  if (types.length > MERGE_TYPE_LIMIT) return `claim_many_${limit}`;
+  const ordered = types.reduce((mask, t, i) => (t.ordered ? mask | (1n << BigInt(i)) : mask), 0n);
+  return `claim_${types.length}_${ordered.toString(16)}_${limit}`;
+}
+
+/**
+ * A batch size as text in the statement. As a parameter, the prepared statement's generic plan
+ * estimates a tenth of the due rows for each LIMIT, costs 45× the custom plan, and PostgreSQL then
+ * plans the claim on every run (so does a parameter for whether a type is ordered, which keeps the
+ * key-head lookup in the generic plan of every type).
+ */
+function literal(n: number): Prisma.Sql {
+  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`a claim limit must be a positive whole number, got ${n}`);
+  return Prisma.raw(String(n));
 }
 
 interface DeliverableType {
@@ -255,16 +276,17 @@ const IS_KEY_HEAD = Prisma.sql`(d.ordering_key is null or h.head_id = d.id)`;
  *    in due order that filters by type.
  */
 function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
-  // `ordered` is a parameter, not a choice of text, so the statement's text (and its prepared
-  // name) depends only on how many types there are.
-  const due = (t: DeliverableType) => Prisma.sql`from dead_letter_states d ${keyHead(Prisma.sql`${t.ordered}::boolean`)}
-       where d.status = 'PENDING' and d.event_type = ${t.event_type}::text
-         and d.next_attempt_at <= now() and (not ${t.ordered}::boolean or ${IS_KEY_HEAD})`;
+  // Whether a type is ordered is part of the text, not a parameter (see literal).
+  const due = (t: DeliverableType) => t.ordered
+    ? Prisma.sql`from dead_letter_states d ${keyHead(Prisma.sql`true`)}
+       where d.status = 'PENDING' and d.event_type = ${t.event_type}::text and d.next_attempt_at <= now() and ${IS_KEY_HEAD}`
+    : Prisma.sql`from dead_letter_states d
+       where d.status = 'PENDING' and d.event_type = ${t.event_type}::text and d.next_attempt_at <= now()`;
   if (types.length === 0) return Prisma.sql`select null::bigint as id, null::text as event_type, null::timestamptz as due_at where false`;
   if (types.length === 1) {
     return Prisma.sql`
       select d.id, d.event_type, d.next_attempt_at as due_at ${due(types[0]!)}
-       order by d.next_attempt_at, d.id limit ${limit}::int
+       order by d.next_attempt_at, d.id limit ${literal(limit)}
        for update of d skip locked`;
   }
   if (types.length > MERGE_TYPE_LIMIT) {
@@ -275,20 +297,20 @@ function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
        where d.status = 'PENDING' and d.next_attempt_at <= now()
          and d.event_type = any(${types.map((t) => t.event_type)}::text[])
          and (not ${isOrdered} or ${IS_KEY_HEAD})
-       order by d.next_attempt_at, d.id limit ${limit}::int
+       order by d.next_attempt_at, d.id limit ${literal(limit)}
        for update of d skip locked`;
   }
   const window = 2 * limit;
   const branches = types.map((t) => Prisma.sql`(
       select d.id, d.next_attempt_at as due_at ${due(t)}
-       order by d.next_attempt_at, d.id limit ${window}::int)`);
+       order by d.next_attempt_at, d.id limit ${literal(window)})`);
   return Prisma.sql`
       select d.id, d.event_type, d.next_attempt_at as due_at
         from (select u.id, u.due_at from (${Prisma.join(branches, ' union all ')}) u
-               order by u.due_at, u.id limit ${window}::int) c
+               order by u.due_at, u.id limit ${literal(window)}) c
         join dead_letter_states d on d.id = c.id
        where d.status = 'PENDING' and d.next_attempt_at <= now()
-       order by c.due_at, c.id limit ${limit}::int
+       order by c.due_at, c.id limit ${literal(limit)}
        for update of d skip locked`;
 }
 
