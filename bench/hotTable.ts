@@ -108,7 +108,8 @@ const disableTrigger = (trigger: string) => `alter table dead_letter_states disa
 
 // The stamp as a BEFORE UPDATE row trigger, as before migration 20261130100000: PostgreSQL locks the
 // old row version for it (a Heap/LOCK record) and runs it for every row. The statements still stamp
-// too; the trigger's stamp replaces theirs, at the same cost as it had alone.
+// too and the trigger's stamp replaces theirs, so this variant pays for both: a little more than
+// the old code did.
 const BEFORE_UPDATE_STAMP = `drop trigger tg_dead_letter_states__stamp on dead_letter_states;
   create trigger tg_dead_letter_states__stamp before insert or update on dead_letter_states
     for each row execute function tg_dead_letter_states__stamp()`;
