@@ -27,11 +27,11 @@ interface Stamp {
 // tg_dead_letter_states__update makes of a row the statement left unstamped. An AFTER row trigger
 // takes no lock and changes nothing the stamp reads.
 beforeAll(async () => {
-  await t.db.$executeRawUnsafe(`create table state_writes (id bigint not null)`);
-  await t.db.$executeRawUnsafe(`create function count_state_write() returns trigger language plpgsql as $$
-    begin insert into state_writes values (new.id); return null; end $$`);
-  await t.db.$executeRawUnsafe(`create trigger zz_count_state_write after update on dead_letter_states
-    for each row execute function count_state_write()`);
+  await t.db.$executeRaw`create table state_writes (id bigint not null)`;
+  await t.db.$executeRaw`create function count_state_write() returns trigger language plpgsql as $$
+    begin insert into state_writes values (new.id); return null; end $$`;
+  await t.db.$executeRaw`create trigger zz_count_state_write after update on dead_letter_states
+    for each row execute function count_state_write()`;
 });
 
 async function stampOf(id: bigint): Promise<Stamp> {
