@@ -112,8 +112,8 @@ with r as materialized (
     from r join groups g using (event_type, error_kind, signature, stack_key)
   returning id, created_at, error_message, error_stack
 ), states as (
-  insert into dead_letter_states (id, event_type, ordering_key, ordering_seq, status, attempts, next_attempt_at, resolved_at, updated_at)
-  select id, event_type, ordering_key, ordering_seq, status::"DeadLetterStatus", attempts, next_attempt_at, resolved_at, updated_at from r
+  insert into dead_letter_states (id, event_type, ordering_key, ordering_seq, created_at, status, attempts, next_attempt_at, resolved_at, updated_at)
+  select id, event_type, ordering_key, ordering_seq, created_at, status::"DeadLetterStatus", attempts, next_attempt_at, resolved_at, updated_at from r
 ), texts as (
   insert into dead_letter_error_texts (dead_letter_id, error_message, error_stack)
   select id, error_message, error_stack from added

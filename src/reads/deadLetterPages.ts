@@ -3,13 +3,14 @@
 // and order are in db/sql (deadLetterPage, orderedPage, errorTextPage).
 import { queryPg, type Db } from '../db/createDb.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
-import { readDeadLetterPage, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
+import { readDeadLetterPage, STATUS_WALK_STATUSES, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
 import { deadLetterWhereSql, isEventFilter, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
 import { readOrderedPage } from '../db/sql/orderedPage.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan, type RollupPlan } from '../db/sql/rollupPlan.ts';
 import type { DeadLetter, Prisma } from '../generated/prisma/client.ts';
+import type { DeadLetterStatus } from '../generated/prisma/enums.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
@@ -95,6 +96,17 @@ function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
   };
 }
 
+/**
+ * The statuses of a filter that names statuses and, besides them, at most a created_at range, when
+ * every one can be walked in created order on the state table (see PageQuery.statusWalk).
+ */
+export function statusWalkOf(filter: DeadLetterFilter): DeadLetterStatus[] | undefined {
+  const { statuses } = filter;
+  const others = Object.entries(filter).filter(([field, value]) => value !== undefined && field !== 'statuses' && field !== 'createdAt');
+  if (!statuses?.length || others.length > 0 || !statuses.every((status) => STATUS_WALK_STATUSES.has(status))) return undefined;
+  return [...new Set(statuses)];
+}
+
 export interface DeadLetterConnectionArgs {
   orderBy?: { field: DeadLetterOrderField; direction: 'ASC' | 'DESC' } | null;
   first?: number | null;
@@ -135,7 +147,7 @@ export async function readDeadLetterConnection(
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
     : filtered && order.field !== 'CREATED_AT'
       ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : await readDeadLetterPage(db, { ...scan, where });
+      : await readDeadLetterPage(db, { ...scan, where, statusWalk: order.field === 'CREATED_AT' ? statusWalkOf(filter) : undefined });
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();
