@@ -137,6 +137,7 @@ const VARIANTS: Array<{ name: string; run: () => Promise<Drained>; prepare?: str
   { name: 'without updated_idx', run: drainStates, prepare: dropIndex('dead_letter_states_updated_idx') },
   { name: 'without attempts_idx', run: drainStates, prepare: dropIndex('dead_letter_states_attempts_idx') },
   { name: 'without next_attempt_order_idx', run: drainStates, prepare: dropIndex('dead_letter_states_next_attempt_order_idx') },
+  { name: 'without status_created_idx (before 20261201100000)', run: drainStates, prepare: dropIndex('dead_letter_states_status_created_idx') },
   { name: 'the four read-side indexes full (before 20261128120000: a claim wrote each of them)', run: drainStates,
     prepare: FULL_READ_INDEXES },
   { name: 'pages filled to the brim (fillfactor 100, before 20261129100000)', run: drainStates,
