@@ -19,7 +19,7 @@
 // Besides events/s and WAL, each drain reports the CPU its two PostgreSQL backends used per event
 // (/proc/<pid>/stat, when the server runs on this machine): on a shared machine the backend's own
 // CPU moves far less between runs than events/s or WAL records (page pruning and index cleanup
-// land in whichever drain fills the page).
+// land in whichever drain fills the page). Every other round runs the variants in reverse order.
 // A measurement for a design decision, not an engine: the variants without a write break what
 // that write is for. BENCH_DATABASE_URL (admin URL; a scratch database is created and dropped),
 // BENCH_EVENTS (50,000), BENCH_RUNS (2), BENCH_VARIANTS (comma-separated parts of variant names: only
@@ -150,7 +150,8 @@ const RUNNING = VARIANTS.filter((v, i) => i === 0 || !only || only.some((part) =
 const results = new Map<string, Drained[]>(RUNNING.map((v) => [v.name, []]));
 try {
   for (let i = 0; i < RUNS; i++) {
-    for (const variant of RUNNING) {
+    // Every other round runs the variants in reverse, so that no variant always drains first.
+    for (const variant of i % 2 === 0 ? RUNNING : [...RUNNING].reverse()) {
       await pool.query('drop schema public cascade; create schema public');
       await migrate(url);
       if (variant.beforeSeed) await pool.query(variant.beforeSeed);

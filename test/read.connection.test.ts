@@ -237,11 +237,32 @@ describe('deadLetters by status in created order (walked on the state table)', (
     }
   });
 
-  it('walks only filters of statuses (and a created range) that its index holds', () => {
+  it.each([
+    [{ eventTypes: ['order.placed'] }],
+    [{ eventTypes: ['order.placed', 'more'], attempts: { min: 3 } }],
+    [{ orderingKey: 'cust-2' }],
+    [{ updatedAt: { from: hours(2).toISOString() } }],
+  ])('pages a status filter with %j (read on the state row) forward and back, each row once', async (more) => {
+    for (const h of [0, 0, 7, 40]) await t.db.deadLetter.create({ data: { eventType: h ? 'more' : 'order.placed', status: 'EXHAUSTED', nextAttemptAt: null, attempts: h % 5, createdAt: hours(h), updatedAt: hours(h + 1) } });
+    const statuses = ['EXHAUSTED', 'PENDING'];
+    const filter = { statuses, ...more };
+    const m = more as { eventTypes?: string[]; attempts?: { min: number }; orderingKey?: string; updatedAt?: { from: string } };
+    const where = { status: { in: statuses as never[] }, eventType: m.eventTypes ? { in: m.eventTypes } : undefined, attempts: m.attempts ? { gte: m.attempts.min } : undefined,
+      orderingKey: m.orderingKey, updatedAt: m.updatedAt ? { gte: m.updatedAt.from } : undefined };
+    const newest = (await t.db.deadLetter.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: { id: true } })).map((r) => r.id.toString());
+    expect(newest.length).toBeGreaterThan(0);
+    expect(await walkStatus(filter, 'DESC', false)).toEqual(newest);
+    expect(await walkStatus(filter, 'DESC', true)).toEqual(newest);
+    expect(await walkStatus(filter, 'ASC', false)).toEqual([...newest].reverse());
+  });
+
+  it('walks only filters of statuses that its index holds, with fields the state row has', () => {
     expect(statusWalkOf({ statuses: ['EXHAUSTED'] })).toEqual(['EXHAUSTED']);
     expect(statusWalkOf({ statuses: ['EXHAUSTED', 'PROCESSING', 'EXHAUSTED'], createdAt: { from: hours(0) } })).toEqual(['EXHAUSTED', 'PROCESSING']);
     expect(statusWalkOf({ statuses: ['EXHAUSTED', 'SUCCEEDED'] })).toBeUndefined(); // SUCCEEDED is not in the index
-    expect(statusWalkOf({ statuses: ['EXHAUSTED'], eventTypes: ['order.placed'] })).toBeUndefined();
+    expect(statusWalkOf({ statuses: ['EXHAUSTED'], eventTypes: ['order.placed'], attempts: { min: 2 }, orderingKey: 'k' })).toEqual(['EXHAUSTED']);
+    expect(statusWalkOf({ statuses: ['EXHAUSTED'], queues: ['orders'] })).toBeUndefined(); // not on the state row
+    expect(statusWalkOf({ statuses: ['EXHAUSTED'], groupId: 1n })).toBeUndefined();
     expect(statusWalkOf({ statuses: [] })).toBeUndefined();
     expect(statusWalkOf({ createdAt: { from: hours(0) } })).toBeUndefined();
   });

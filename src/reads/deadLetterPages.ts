@@ -4,7 +4,7 @@
 import { queryPg, type Db } from '../db/createDb.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
 import { readDeadLetterPage, STATUS_WALK_STATUSES, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
-import { deadLetterWhereSql, isEventFilter, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
+import { deadLetterWhereSql, isEventFilter, isStateRowFilter, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
 import { readOrderedPage } from '../db/sql/orderedPage.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
@@ -97,13 +97,12 @@ function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
 }
 
 /**
- * The statuses of a filter that names statuses and, besides them, at most a created_at range, when
- * every one can be walked in created order on the state table (see PageQuery.statusWalk).
+ * The statuses of a filter that names statuses and reads nothing the state row lacks, when every
+ * one of them can be walked in created order on the state table (see PageQuery.statusWalk).
  */
 export function statusWalkOf(filter: DeadLetterFilter): DeadLetterStatus[] | undefined {
   const { statuses } = filter;
-  const others = Object.entries(filter).filter(([field, value]) => value !== undefined && field !== 'statuses' && field !== 'createdAt');
-  if (!statuses?.length || others.length > 0 || !statuses.every((status) => STATUS_WALK_STATUSES.has(status))) return undefined;
+  if (!statuses?.length || !isStateRowFilter(filter) || !statuses.every((status) => STATUS_WALK_STATUSES.has(status))) return undefined;
   return [...new Set(statuses)];
 }
 

@@ -45,12 +45,14 @@ export interface PageQuery {
    */
   isEventTableOnly?: boolean;
   /**
-   * `where` is a status filter, with at most a created_at range, and the order is CREATED_AT: walk
-   * each of these statuses' rows of dead_letter_states in created order (one index run each,
-   * merged) and join the view for the page's rows only. Through the view, a page of a status that
-   * is rare among recent events walked the created index over every other event, with a state
-   * lookup each: 1.4 s at 1M rows where EXHAUSTED events were 1% and older than the newest 27 days
-   * (docs/benchmarks.md, Session 19). See STATUS_WALK_STATUSES for the statuses it serves.
+   * `where` names these statuses and reads only columns the state row has too (isStateRowFilter),
+   * and the order is CREATED_AT: find the page's ids in dead_letter_states alone, one branch per
+   * status in created order (an ordered run of its (status, created_at) index, unless PostgreSQL
+   * finds a cheaper way to the branch's rows), merged, and join the view for those rows only.
+   * Through the view, a page of a status that is rare among recent events walked the created
+   * index over every other event, with a state lookup each: 1.4 s at 1M rows where EXHAUSTED
+   * events were 1% and older than the newest 27 days (docs/benchmarks.md, Session 19). See
+   * STATUS_WALK_STATUSES for the statuses it serves.
    */
   statusWalk?: readonly DeadLetterStatus[];
   /**
@@ -147,7 +149,7 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
     if (q.field !== 'CREATED_AT' || q.materialize || q.window) throw new Error('a status walk is a CREATED_AT page of a status filter');
     // One branch per status, each an ordered run of its index (PostgreSQL 15 cannot return an
     // `in (…)` scan in index order), merged by a Merge Append that stops at the page. `where`
-    // reads only columns the state row also has (status, created_at), so it is read there.
+    // reads only columns the state row also has, so it is read there.
     const branches = q.statusWalk.map((status) => Prisma.sql`(select d.id, d.created_at from dead_letter_states d
                     where ${statusIs(status)} and (${q.where}) and ${past} ${order} limit ${count(q.limit)})`);
     return Prisma.sql`

@@ -44,18 +44,27 @@ export interface DeadLetterFilter {
 }
 
 // Where each filter field is read: `event` fields are dead_letters' own columns (written once),
-// `state` fields live on dead_letter_states. dead_letters still has status, attempts and
-// next_attempt_at, as an event was recorded, so a state field over dead_letters alone would be
-// answered, wrongly: a new field must say which it is.
-const FILTER_FIELD_TABLES: Record<keyof DeadLetterFilter, 'event' | 'state'> = {
-  ids: 'event', statuses: 'state', eventTypes: 'event', queues: 'event', sources: 'event', orderingKey: 'event',
-  errorKinds: 'event', errorText: 'event', payloadContains: 'event', payloadPath: 'event', createdAt: 'event',
+// `state` fields live on dead_letter_states, and `both` are written once on dead_letters and copied
+// onto the state row under the same name (id, event type, ordering key, created_at). dead_letters
+// still has status, attempts and next_attempt_at, as an event was recorded, so a state field over
+// dead_letters alone would be answered, wrongly: a new field must say which it is.
+const FILTER_FIELD_TABLES: Record<keyof DeadLetterFilter, 'event' | 'state' | 'both'> = {
+  ids: 'both', statuses: 'state', eventTypes: 'both', queues: 'event', sources: 'event', orderingKey: 'both',
+  errorKinds: 'event', errorText: 'event', payloadContains: 'event', payloadPath: 'event', createdAt: 'both',
   updatedAt: 'state', nextAttemptAt: 'state', attempts: 'state', errorSignatures: 'event', groupId: 'event',
 };
 
+const readsOnly = (filter: DeadLetterFilter, table: 'event' | 'state') =>
+  Object.entries(filter).every(([field, value]) => value === undefined || [table, 'both'].includes(FILTER_FIELD_TABLES[field as keyof DeadLetterFilter]));
+
 /** True when `deadLetterWhereSql(filter)` reads only columns of dead_letters itself (aliased `d`). */
 export function isEventFilter(filter: DeadLetterFilter): boolean {
-  return Object.entries(filter).every(([field, value]) => value === undefined || FILTER_FIELD_TABLES[field as keyof DeadLetterFilter] === 'event');
+  return readsOnly(filter, 'event');
+}
+
+/** True when `deadLetterWhereSql(filter)` reads only columns dead_letter_states has too (aliased `d`). */
+export function isStateRowFilter(filter: DeadLetterFilter): boolean {
+  return readsOnly(filter, 'state');
 }
 
 /**
