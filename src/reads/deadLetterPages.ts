@@ -146,7 +146,7 @@ export async function readDeadLetterConnection(
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
     : filtered && order.field !== 'CREATED_AT'
       ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : await readDeadLetterPage(db, { ...scan, where, statusWalk: order.field === 'CREATED_AT' ? statusWalkOf(filter) : undefined });
+      : await readDeadLetterPage(db, { ...scan, where, statusWalk: statusWalkOf(filter) }); // a filter with statuses reaches here in CREATED_AT order only
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();
