@@ -338,9 +338,13 @@ try {
   console.log(`lazarus / pg-boss ${pbVersion}: ${verdict(lz / pb, 0.6)}; per run ${perRun('pg-boss')}`);
   console.log(`lazarus / raw SQL: ${(lz / rw).toFixed(2)}; per run ${perRun('raw')}`);
   console.log(`half fail once / all succeed: ${verdict(lf / lz, 0.5)}`);
-  for (const [label, xs] of Object.entries(walPerEvent)) {
-    console.log(`WAL records per delivered event, ${label}: ${median(xs).toFixed(1)} (per run ${xs.map((x) => x.toFixed(1)).join(', ')}; bar ≤ 20)`);
-  }
+  const perRunWal = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(', ');
+  const allSucceed = walPerEvent.lazarus!;
+  const halfFail = walPerEvent['lazarus, half fail once']!;
+  console.log(`WAL records per delivered event, lazarus: ${median(allSucceed).toFixed(1)} (per run ${perRunWal(allSucceed)}; bar ≤ 20)`);
+  // Half the events are delivered twice (a failure, then the success): 1.5 deliveries per event.
+  console.log(`WAL records per event, lazarus, half fail once: ${median(halfFail).toFixed(1)} (per run ${perRunWal(halfFail)}), ` +
+    `${(median(halfFail) / 1.5).toFixed(1)} per delivery`);
 } finally {
   for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error('bench cleanup failed:', error));
   await dropDatabase(adminUrl, name);
