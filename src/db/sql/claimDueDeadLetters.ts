@@ -1,5 +1,6 @@
 import { Prisma, type RetryPolicy } from '../../generated/prisma/client.ts';
 import { queryPg, type Db } from '../createDb.ts';
+import { integerLiteral } from './integerLiteral.ts';
 import { policyOf, UNFINISHED_STATUSES } from './policyOf.ts';
 import { stamp } from './stamp.ts';
 
@@ -198,10 +199,7 @@ function claimName(types: readonly DeliverableType[], limit: number): string {
  * plans the claim on every run (so does a parameter for whether a type is ordered, which keeps the
  * key-head lookup in the generic plan of every type).
  */
-function literal(n: number): Prisma.Sql {
-  if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`a claim limit must be a positive whole number, got ${n}`);
-  return Prisma.raw(String(n));
-}
+const literal = (n: number) => integerLiteral(n, 1, 'a claim limit');
 
 interface DeliverableType {
   event_type: string;

@@ -131,7 +131,8 @@ function enumIn(column: Prisma.Sql, values: readonly string[], names: Record<str
 // admits PROCESSING carries the always-true OR below, which lets the range use its index.
 const EITHER_SIDE_OF_PROCESSING = Prisma.sql`(d.status <> 'PROCESSING' or d.status = 'PROCESSING')`;
 
-function statusSql(statuses: readonly DeadLetterStatus[]): Prisma.Sql {
+/** The status condition over `d`, as literals; one status is `d.status = '…'::"DeadLetterStatus"`. */
+export function statusSql(statuses: readonly DeadLetterStatus[]): Prisma.Sql {
   const others = statuses.filter((status) => status !== DeadLetterStatus.PROCESSING);
   if (others.length === 0 || others.length === statuses.length) return enumIn(Prisma.sql`d.status`, statuses, DeadLetterStatus, '"DeadLetterStatus"');
   return Prisma.sql`(${enumIn(Prisma.sql`d.status`, others, DeadLetterStatus, '"DeadLetterStatus"')} or d.status = 'PROCESSING')`;
