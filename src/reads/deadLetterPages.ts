@@ -3,14 +3,13 @@
 // and order are in db/sql (deadLetterPage, orderedPage, errorTextPage).
 import { queryPg, type Db } from '../db/createDb.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
-import { readDeadLetterPage, STATUS_WALK_STATUSES, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow } from '../db/sql/deadLetterPage.ts';
-import { deadLetterWhereSql, isEventFilter, isStateRowFilter, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
+import { readDeadLetterPage, STATUS_WALK_STATUSES, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow, type PageQuery } from '../db/sql/deadLetterPage.ts';
+import { deadLetterWhereSql, isEventFilter, splitByTable, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
 import { readOrderedPage } from '../db/sql/orderedPage.ts';
 import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan, type RollupPlan } from '../db/sql/rollupPlan.ts';
 import type { DeadLetter, Prisma } from '../generated/prisma/client.ts';
-import type { DeadLetterStatus } from '../generated/prisma/enums.ts';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
@@ -97,13 +96,15 @@ function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
 }
 
 /**
- * The statuses of a filter that names statuses and reads nothing the state row lacks, when every
- * one of them can be walked in created order on the state table (see PageQuery.statusWalk).
+ * A CREATED_AT page of a filter that names statuses, every one of which can be walked in created
+ * order on the state table (see PageQuery.statusWalk): the filter's state part as `where`, and its
+ * walk. Undefined for any other filter.
  */
-export function statusWalkOf(filter: DeadLetterFilter): DeadLetterStatus[] | undefined {
+export function statusWalkOf(filter: DeadLetterFilter): Pick<PageQuery, 'where' | 'statusWalk'> | undefined {
   const { statuses } = filter;
-  if (!statuses?.length || !isStateRowFilter(filter) || !statuses.every((status) => STATUS_WALK_STATUSES.has(status))) return undefined;
-  return [...new Set(statuses)];
+  if (!statuses?.length || !statuses.every((status) => STATUS_WALK_STATUSES.has(status))) return undefined;
+  const { state, event } = splitByTable(filter);
+  return { where: deadLetterWhereSql(state), statusWalk: { statuses: [...new Set(statuses)], eventWhere: event && deadLetterWhereSql(event) } };
 }
 
 export interface DeadLetterConnectionArgs {
@@ -146,7 +147,7 @@ export async function readDeadLetterConnection(
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
     : filtered && order.field !== 'CREATED_AT'
       ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : await readDeadLetterPage(db, { ...scan, where, statusWalk: statusWalkOf(filter) }); // a filter with statuses reaches here in CREATED_AT order only
+      : await readDeadLetterPage(db, { ...scan, where, ...statusWalkOf(filter) }); // a filter with statuses reaches here in CREATED_AT order only
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();

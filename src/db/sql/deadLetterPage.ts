@@ -47,16 +47,19 @@ export interface PageQuery {
    */
   isEventTableOnly?: boolean;
   /**
-   * `where` names these statuses and reads only columns the state row has too (isStateRowFilter),
-   * and the order is CREATED_AT: find the page's ids in dead_letter_states alone, one branch per
-   * status in created order (an ordered run of its (status, created_at) index, unless PostgreSQL
-   * finds a cheaper way to the branch's rows), merged, and join the view for those rows only.
-   * Through the view, a page of a status that is rare among recent events walked the created
-   * index over every other event, with a state lookup each: 1.4 s at 1M rows where EXHAUSTED
-   * events were 1% and older than the newest 27 days (docs/benchmarks.md, Session 19). See
+   * The filter names these statuses and the order is CREATED_AT: find the page's ids in
+   * dead_letter_states, one branch per status in created order (an ordered run of its (status,
+   * created_at) index, unless PostgreSQL finds a cheaper way to the branch's rows), merged, and
+   * join the view for those rows only. `where` then holds only the filter's fields the state row
+   * has (splitByTable), and `eventWhere` the rest, over dead_letters: each branch joins the events
+   * it matches on id and created_at (equal on both rows), so PostgreSQL can walk either table's index
+   * in that order, whichever its estimates find cheaper. Through the view, a page of a status that
+   * is rare among recent events walked the created index over every other event, with a state
+   * lookup each: 1.4 s at 1M rows where EXHAUSTED events were 1% and older than the newest 27 days
+   * (docs/benchmarks.md, Session 19), and the same with a queue (Session 20). See
    * STATUS_WALK_STATUSES for the statuses it serves.
    */
-  statusWalk?: readonly DeadLetterStatus[];
+  statusWalk?: { statuses: readonly DeadLetterStatus[]; eventWhere: Prisma.Sql | null };
   /**
    * Collect at most `cap` + 1 matches as (id, sort key) alone, keep the page's worth in order, and
    * read only those rows: for a filter whose matches are few but sit late in the order. Each row
@@ -148,10 +151,11 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
     if (q.field !== 'CREATED_AT' || q.materialize || q.window) throw new Error('a status walk is a CREATED_AT page of a status filter');
     // One branch per status, each an ordered run of its index (PostgreSQL 15 cannot return an
     // `in (…)` scan in index order), merged by a Merge Append that stops at the page. The status
-    // is a literal (statusSql), so PostgreSQL can prove the partial index's predicate. `where`
-    // reads only columns the state row also has, so it is read there.
-    const branches = q.statusWalk.map((status) => Prisma.sql`(select d.id, d.created_at from dead_letter_states d
-                    where ${statusSql([status])} and (${q.where}) and ${past} ${order} limit ${count(q.limit)})`);
+    // is a literal (statusSql), so PostgreSQL can prove the partial index's predicate.
+    const { statuses, eventWhere } = q.statusWalk;
+    const events = eventWhere ? Prisma.sql`and d.id in (select d.id from dead_letters d where ${eventWhere})` : Prisma.empty;
+    const branches = statuses.map((status) => Prisma.sql`(select d.id, d.created_at from dead_letter_states d
+                    where ${statusSql([status])} and (${q.where}) ${events} and ${past} ${order} limit ${count(q.limit)})`);
     return Prisma.sql`
       with top as (select d.id from (${Prisma.join(branches, ' union all ')}) d ${order} limit ${count(q.limit)})
       select ${Prisma.raw(selectList(q.columns, q.field))}

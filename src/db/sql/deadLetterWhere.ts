@@ -54,17 +54,23 @@ const FILTER_FIELD_TABLES: Record<keyof DeadLetterFilter, 'event' | 'state' | 'b
   updatedAt: 'state', nextAttemptAt: 'state', attempts: 'state', errorSignatures: 'event', groupId: 'event',
 };
 
-const readsOnly = (filter: DeadLetterFilter, table: 'event' | 'state') =>
-  Object.entries(filter).every(([field, value]) => value === undefined || [table, 'both'].includes(FILTER_FIELD_TABLES[field as keyof DeadLetterFilter]));
-
 /** True when `deadLetterWhereSql(filter)` reads only columns of dead_letters itself (aliased `d`). */
 export function isEventFilter(filter: DeadLetterFilter): boolean {
-  return readsOnly(filter, 'event');
+  return Object.entries(filter).every(([field, value]) => value === undefined || FILTER_FIELD_TABLES[field as keyof DeadLetterFilter] !== 'state');
 }
 
-/** True when `deadLetterWhereSql(filter)` reads only columns dead_letter_states has too (aliased `d`). */
-export function isStateRowFilter(filter: DeadLetterFilter): boolean {
-  return readsOnly(filter, 'state');
+/**
+ * A filter in two parts: `state`, the fields dead_letter_states can answer (its own and those copied
+ * onto it), and `event`, the fields only dead_letters holds, or null when there are none. Each part
+ * renders with deadLetterWhereSql over its own table as `d`.
+ */
+export function splitByTable(filter: DeadLetterFilter): { state: DeadLetterFilter; event: DeadLetterFilter | null } {
+  const state: DeadLetterFilter = {};
+  const event: DeadLetterFilter = {};
+  for (const [field, value] of Object.entries(filter)) {
+    if (value !== undefined) Object.assign(FILTER_FIELD_TABLES[field as keyof DeadLetterFilter] === 'event' ? event : state, { [field]: value });
+  }
+  return { state, event: Object.keys(event).length > 0 ? event : null };
 }
 
 /**
