@@ -1,8 +1,9 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GraphQLServer } from '../src/api/server.ts';
 import { queryPg } from '../src/db/createDb.ts';
-import { deadLetterPageSql } from '../src/db/sql/deadLetterPage.ts';
+import { deadLetterPageSql, readDeadLetterPage } from '../src/db/sql/deadLetterPage.ts';
 import { deadLetterWhereSql, type DeadLetterFilter } from '../src/db/sql/deadLetterWhere.ts';
+import { estimateRows } from '../src/db/sql/estimateRows.ts';
 import { Prisma } from '../src/generated/prisma/client.ts';
 import { statusWalkOf } from '../src/reads/deadLetterPages.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -276,6 +277,18 @@ describe('deadLetters by status in created order (walked on the state table)', (
     const where = deadLetterWhereSql({ ...filter, payloadContains: m.payloadContains && JSON.parse(m.payloadContains) } as DeadLetterFilter);
     const newest = (await queryPg<{ id: bigint }>(t.db, Prisma.sql`select d.id from lazarus_dead_letters d where ${where} order by d.created_at desc, d.id desc`)).map((r) => String(r.id));
     expect(newest.length).toBeGreaterThan(1);
+    // The page is found from the smaller side by PostgreSQL's estimates (readStatusPage); the walk
+    // on the state table gives the same rows, from the start and past a cursor.
+    const walk = statusWalkOf({ ...filter, payloadContains: m.payloadContains && JSON.parse(m.payloadContains) } as DeadLetterFilter)!;
+    expect(walk.statusWalk.eventWhere).not.toBeNull();
+    for (const descending of [true, false]) {
+      const expected = descending ? newest : [...newest].reverse();
+      const q = { field: 'CREATED_AT', descending, limit: 100, ...walk } as const;
+      const all = await readDeadLetterPage(t.db, { ...q, after: null });
+      expect(all.map((r) => String(r.id))).toEqual(expected);
+      const rest = await readDeadLetterPage(t.db, { ...q, after: { key: all[0]!.sortKey, id: all[0]!.id } });
+      expect(rest.map((r) => String(r.id))).toEqual(expected.slice(1));
+    }
     expect(await walkStatus(filter, 'DESC', false)).toEqual(newest);
     expect(await walkStatus(filter, 'DESC', true)).toEqual(newest);
     expect(await walkStatus(filter, 'ASC', false)).toEqual([...newest].reverse());
@@ -285,7 +298,7 @@ describe('deadLetters by status in created order (walked on the state table)', (
   it('walks filters of statuses that its index holds, with the fields only dead_letters has apart', () => {
     const walk = (filter: Parameters<typeof statusWalkOf>[0]) => {
       const w = statusWalkOf(filter);
-      return w && { statuses: w.statusWalk!.statuses, readsEvents: w.statusWalk!.eventWhere !== null };
+      return w && { statuses: w.statusWalk.statuses, readsEvents: w.statusWalk.eventWhere !== null };
     };
     expect(walk({ statuses: ['EXHAUSTED'] })).toEqual({ statuses: ['EXHAUSTED'], readsEvents: false });
     expect(walk({ statuses: ['EXHAUSTED', 'PROCESSING', 'EXHAUSTED'], createdAt: { from: hours(0) } })).toEqual({ statuses: ['EXHAUSTED', 'PROCESSING'], readsEvents: false });
@@ -299,8 +312,8 @@ describe('deadLetters by status in created order (walked on the state table)', (
     const both = statusWalkOf({ statuses: ['EXHAUSTED'], queues: ['orders'], attempts: { min: 2 } })!;
     expect(both.where.sql).toContain('d.attempts');
     expect(both.where.sql).not.toContain('d.queue');
-    expect(both.statusWalk!.eventWhere!.sql).toContain('d.queue');
-    expect(both.statusWalk!.eventWhere!.sql).not.toMatch(/d\.(attempts|status)/);
+    expect(both.statusWalk.eventWhere!.sql).toContain('d.queue');
+    expect(both.statusWalk.eventWhere!.sql).not.toMatch(/d\.(attempts|status)/);
   });
 
   it('finds a status that is rare among recent events without walking the recent ones', async () => {
@@ -330,5 +343,11 @@ describe('deadLetters by status in created order (walked on the state table)', (
       // queue's index over 200,000 with a queue.)
       expect(walked.buffers).toBeLessThan(100);
     }
+    // What readStatusPage weighs: here the queue's 3,000 events against one EXHAUSTED state row.
+    const walk = statusWalkOf({ statuses: ['EXHAUSTED'], queues: ['orders'] })!;
+    const events = await estimateRows(t.db, 'dead_letters', walk.statusWalk.eventWhere!);
+    const states = await estimateRows(t.db, 'dead_letter_states', walk.where);
+    expect(events).toBeGreaterThan(2_000);
+    expect(states).toBeLessThan(10);
   });
 });

@@ -3,6 +3,7 @@
 // and order are in db/sql (deadLetterPage, orderedPage, errorTextPage).
 import { queryPg, type Db } from '../db/createDb.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
+import { estimateRows } from '../db/sql/estimateRows.ts';
 import { readDeadLetterPage, STATUS_WALK_STATUSES, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow, type PageQuery } from '../db/sql/deadLetterPage.ts';
 import { deadLetterWhereSql, isEventFilter, splitByTable, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { readErrorTextPage } from '../db/sql/errorTextPage.ts';
@@ -95,16 +96,42 @@ function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
   };
 }
 
+export interface StatusWalk {
+  where: Prisma.Sql;
+  statusWalk: NonNullable<PageQuery['statusWalk']>;
+}
+
 /**
  * A CREATED_AT page of a filter that names statuses, every one of which can be walked in created
  * order on the state table (see PageQuery.statusWalk): the filter's state part as `where`, and its
  * walk. Undefined for any other filter.
  */
-export function statusWalkOf(filter: DeadLetterFilter): Pick<PageQuery, 'where' | 'statusWalk'> | undefined {
+export function statusWalkOf(filter: DeadLetterFilter): StatusWalk | undefined {
   const { statuses } = filter;
   if (!statuses?.length || !statuses.every((status) => STATUS_WALK_STATUSES.has(status))) return undefined;
   const { state, event } = splitByTable(filter);
   return { where: deadLetterWhereSql(state), statusWalk: { statuses: [...new Set(statuses)], eventWhere: event && deadLetterWhereSql(event) } };
+}
+
+/**
+ * A CREATED_AT page of a status filter (statusWalkOf). With a field only dead_letters has, the page
+ * can be found from either side, and which is cheaper depends on which side is smaller:
+ *  - that field's (column, created_at) index with a state lookup per row (the view's plan), when
+ *    the status is common among its events (PENDING, 40% of the rows, with a signature of 8%:
+ *    2.3 ms at 10M rows, against 17 ms walking PENDING on the state table);
+ *  - the status's run on the state table with an event probe per row, when the status is rare
+ *    (EXHAUSTED events of one queue, older than 27 days of its successes: 15 s the first way, 7.5 ms
+ *    this way; docs/benchmarks.md, Session 20).
+ * A walk from either side passes, per match, about as many rows as its side has per match, so the
+ * side PostgreSQL estimates smaller is walked. PostgreSQL cannot weigh the two in one plan: to it
+ * the two rows' created_at are two columns, and said equal in the join, its row estimate collapses.
+ */
+async function readStatusPage(db: Db, page: PageQuery, walk: StatusWalk): Promise<DeadLetterPageRow[]> {
+  const { eventWhere } = walk.statusWalk;
+  if (eventWhere && (await estimateRows(db, 'dead_letters', eventWhere)) < (await estimateRows(db, 'dead_letter_states', walk.where))) {
+    return readDeadLetterPage(db, page);
+  }
+  return readDeadLetterPage(db, { ...page, ...walk });
 }
 
 export interface DeadLetterConnectionArgs {
@@ -143,11 +170,14 @@ export async function readDeadLetterConnection(
   // In created order, indexes on (column, created_at) serve each filter; other orders have
   // only their own index, where a filter's matches may sit late (see orderedPage.ts).
   const filtered = Object.keys(filter).length > 0;
+  const walk = statusWalkOf(filter); // a filter with statuses reaches the last two in CREATED_AT order only
   const rows = errorText !== undefined
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
     : filtered && order.field !== 'CREATED_AT'
       ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : await readDeadLetterPage(db, { ...scan, where, ...statusWalkOf(filter) }); // a filter with statuses reaches here in CREATED_AT order only
+      : walk
+        ? await readStatusPage(db, { ...scan, where }, walk)
+        : await readDeadLetterPage(db, { ...scan, where });
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();

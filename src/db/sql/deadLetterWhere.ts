@@ -176,7 +176,7 @@ export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   timeRangeSql(Prisma.sql`d.next_attempt_at`, filter.nextAttemptAt, parts);
   if (filter.attempts?.min !== undefined) parts.push(Prisma.sql`d.attempts >= ${filter.attempts.min}::int`);
   if (filter.attempts?.max !== undefined) parts.push(Prisma.sql`d.attempts <= ${filter.attempts.max}::int`);
-  if (filter.errorSignatures) parts.push(Prisma.sql`d.error_signature = any(${filter.errorSignatures}::text[])`);
+  if (filter.errorSignatures) parts.push(oneOf(Prisma.sql`d.error_signature`, filter.errorSignatures));
   if (filter.groupId !== undefined) parts.push(errorGroupMemberSql(filter.groupId));
   return parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`;
 }
