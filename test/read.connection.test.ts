@@ -273,13 +273,13 @@ describe('deadLetters by status in created order (walked on the state table)', (
     const statuses = ['EXHAUSTED', 'PENDING', 'PROCESSING'];
     const filter = { statuses, ...more };
     const m = more as { payloadContains?: string };
+    const domain = { ...filter, payloadContains: m.payloadContains && JSON.parse(m.payloadContains) } as DeadLetterFilter; // the filter as the API parses it
     // The same filter through the view, in the view's own order: what every page must add up to.
-    const where = deadLetterWhereSql({ ...filter, payloadContains: m.payloadContains && JSON.parse(m.payloadContains) } as DeadLetterFilter);
-    const newest = (await queryPg<{ id: bigint }>(t.db, Prisma.sql`select d.id from lazarus_dead_letters d where ${where} order by d.created_at desc, d.id desc`)).map((r) => String(r.id));
+    const newest = (await queryPg<{ id: bigint }>(t.db, Prisma.sql`select d.id from lazarus_dead_letters d where ${deadLetterWhereSql(domain)} order by d.created_at desc, d.id desc`)).map((r) => String(r.id));
     expect(newest.length).toBeGreaterThan(1);
-    // The page is found from the smaller side by PostgreSQL's estimates (readStatusPage); the walk
+    // The page is found from the smaller side by PostgreSQL's estimates (readCreatedPage); the walk
     // on the state table gives the same rows, from the start and past a cursor.
-    const walk = statusWalkOf({ ...filter, payloadContains: m.payloadContains && JSON.parse(m.payloadContains) } as DeadLetterFilter)!;
+    const walk = statusWalkOf(domain)!;
     expect(walk.statusWalk.eventWhere).not.toBeNull();
     for (const descending of [true, false]) {
       const expected = descending ? newest : [...newest].reverse();
@@ -343,7 +343,7 @@ describe('deadLetters by status in created order (walked on the state table)', (
       // queue's index over 200,000 with a queue.)
       expect(walked.buffers).toBeLessThan(100);
     }
-    // What readStatusPage weighs: here the queue's 3,000 events against one EXHAUSTED state row.
+    // What readCreatedPage weighs: here the queue's 3,000 events against one EXHAUSTED state row.
     const walk = statusWalkOf({ statuses: ['EXHAUSTED'], queues: ['orders'] })!;
     const events = await estimateRows(t.db, 'dead_letters', walk.statusWalk.eventWhere!);
     const states = await estimateRows(t.db, 'dead_letter_states', walk.where);

@@ -114,19 +114,21 @@ export function statusWalkOf(filter: DeadLetterFilter): StatusWalk | undefined {
 }
 
 /**
- * A CREATED_AT page of a status filter (statusWalkOf). With a field only dead_letters has, the page
- * can be found from either side, and which is cheaper depends on which side is smaller:
+ * A CREATED_AT page. A status filter walks the state table (statusWalkOf), but with a field only
+ * dead_letters has the page can be found from either side, and the cheaper is the smaller side:
  *  - that field's (column, created_at) index with a state lookup per row (the view's plan), when
  *    the status is common among its events (PENDING, 40% of the rows, with a signature of 8%:
  *    2.3 ms at 10M rows, against 17 ms walking PENDING on the state table);
  *  - the status's run on the state table with an event probe per row, when the status is rare
- *    (EXHAUSTED events of one queue, older than 27 days of its successes: 15 s the first way, 7.5 ms
+ *    (EXHAUSTED events of one queue, older than 27 days of its successes: 15 s the first way, 7.4 ms
  *    this way; docs/benchmarks.md, Session 20).
  * A walk from either side passes, per match, about as many rows as its side has per match, so the
  * side PostgreSQL estimates smaller is walked. PostgreSQL cannot weigh the two in one plan: to it
  * the two rows' created_at are two columns, and said equal in the join, its row estimate collapses.
  */
-async function readStatusPage(db: Db, page: PageQuery, walk: StatusWalk): Promise<DeadLetterPageRow[]> {
+async function readCreatedPage(db: Db, page: PageQuery, filter: DeadLetterFilter): Promise<DeadLetterPageRow[]> {
+  const walk = statusWalkOf(filter);
+  if (!walk) return readDeadLetterPage(db, page);
   const { eventWhere } = walk.statusWalk;
   if (eventWhere && (await estimateRows(db, 'dead_letters', eventWhere)) < (await estimateRows(db, 'dead_letter_states', walk.where))) {
     return readDeadLetterPage(db, page);
@@ -170,14 +172,11 @@ export async function readDeadLetterConnection(
   // In created order, indexes on (column, created_at) serve each filter; other orders have
   // only their own index, where a filter's matches may sit late (see orderedPage.ts).
   const filtered = Object.keys(filter).length > 0;
-  const walk = statusWalkOf(filter); // a filter with statuses reaches the last two in CREATED_AT order only
   const rows = errorText !== undefined
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
     : filtered && order.field !== 'CREATED_AT'
       ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : walk
-        ? await readStatusPage(db, { ...scan, where }, walk)
-        : await readDeadLetterPage(db, { ...scan, where });
+      : await readCreatedPage(db, { ...scan, where }, filter); // a filter reaches here in CREATED_AT order only
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();

@@ -53,7 +53,7 @@ export interface PageQuery {
    * join the view for those rows only. `where` then holds only the filter's fields the state row
    * has (splitByTable), and `eventWhere` the rest, over dead_letters: a semi-join on id, probed per
    * walked row or collected once, as PostgreSQL's estimates find cheaper (whether to walk this side
-   * at all is readStatusPage's choice, in reads/). Through the view, a page of a status that
+   * at all is readCreatedPage's choice, in reads/). Through the view, a page of a status that
    * is rare among recent events walked the created index over every other event, with a state
    * lookup each: 1.4 s at 1M rows where EXHAUSTED events were 1% and older than the newest 27 days
    * (docs/benchmarks.md, Session 19), and the same with a queue (Session 20). See
