@@ -171,12 +171,13 @@ export async function readDeadLetterConnection(
   const counts = countsOf(db, filter, where);
   // In created order, indexes on (column, created_at) serve each filter; other orders have
   // only their own index, where a filter's matches may sit late (see orderedPage.ts).
-  const filtered = Object.keys(filter).length > 0;
   const rows = errorText !== undefined
     ? await readErrorTextPage(db, { ...filter, errorText }, scan)
-    : filtered && order.field !== 'CREATED_AT'
-      ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
-      : await readCreatedPage(db, { ...scan, where }, filter); // a filter reaches here in CREATED_AT order only
+    : order.field === 'CREATED_AT'
+      ? await readCreatedPage(db, { ...scan, where }, filter)
+      : Object.keys(filter).length > 0
+        ? await readOrderedPage(db, { ...scan, where }, counts.fromRollups())
+        : await readDeadLetterPage(db, { ...scan, where });
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();
