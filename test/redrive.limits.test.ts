@@ -132,6 +132,20 @@ describe('redrive limits (API)', () => {
     expect(history[2].after).toMatchObject({ status: 'RUNNING', startRatePerSecond: 10, maxRatePerSecond: 80, rampSeconds: 30, pauseWhenFailureRateAbove: null });
   });
 
+  it('keeps a guarded redrive at most one window ahead of its deliveries: a batch only tops the window up', async () => {
+    await seed(100);
+    const id = BigInt(await startRedrive({ startRatePerSecond: 1_000, maxRatePerSecond: 1_000, pauseWhenFailureRateAbove: 0.5, windowSize: 40 }));
+    const runner = startRedriveRunner({ db: t.db, logger: pino({ level: 'silent' }), owner: 'g', pollIntervalMs: 20 });
+    running.push(runner);
+    const batch = await nextBatch(runner, id);
+    await runner.stop();
+    // The rate allows 1,000 and the batch size 500, but nothing was delivered yet: 40 requeued.
+    expect(batch.requeued).toBe(40);
+    const r = await t.db.redrive.findUniqueOrThrow({ where: { id } });
+    expect(r.requeued).toBe(40);
+    expect(await t.db.deadLetter.count({ where: { status: 'PENDING' } })).toBe(40);
+  });
+
   it('leaves every event it has not reached untouched when cancelled mid-way', async () => {
     await seed(30);
     const { body } = await execute(server, REQUEUE, { input: { filter: { eventTypes: ['outage'] }, ratePerSecond: 10 } });

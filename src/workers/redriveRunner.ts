@@ -101,6 +101,8 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
     const rampElapsedSeconds = () => (claim.rampElapsedMs + performance.now() - claimedAt) / 1000;
     while (!signal.aborted) {
       const started = Date.now();
+      const ratePerSecond = rampRatePerSecond(limits, rampElapsedSeconds());
+      let limit = Math.max(1, Math.min(row.batchSize, Math.floor(ratePerSecond)));
       if (limits.pauseWhenFailureRateAbove !== null) {
         const verdict = await pauseRedriveByGuard(deps.db, { redriveId, owner, limits, afterAttemptId: row.guardAfterAttemptId });
         if (verdict.paused) {
@@ -109,17 +111,18 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
           return;
         }
         // A guard can only judge what was delivered: a guarded redrive keeps at most one window of
-        // its events waiting for delivery, so it never gets further ahead of a failing target than
-        // the guard can see (and never faster than the target takes them).
-        if ((await countRedriveAwaitingDelivery(deps.db, { redriveId, cap: limits.windowSize })) >= limits.windowSize) {
+        // its events waiting for delivery (a batch only tops it up), so a failing target sees at
+        // most one window of them before the pause, however late the guard looks (and the redrive
+        // never goes faster than the target takes them).
+        const awaiting = await countRedriveAwaitingDelivery(deps.db, { redriveId, cap: limits.windowSize });
+        if (awaiting >= limits.windowSize) {
           // Waiting renews no lease: give the claim back well before it lapses; the next poll renews it.
           if (performance.now() - claimedAt > (leaseSeconds * 1000) / 3) return;
           await sleep(AHEAD_WAIT_MS, signal);
           continue;
         }
+        limit = Math.min(limit, limits.windowSize - awaiting);
       }
-      const ratePerSecond = rampRatePerSecond(limits, rampElapsedSeconds());
-      const limit = Math.max(1, Math.min(row.batchSize, Math.floor(ratePerSecond)));
       const result = await runRedriveBatch(deps.db, { redriveId, owner, leaseSeconds, limit });
       if (!result.held) return;
       failing.delete('redrive');
