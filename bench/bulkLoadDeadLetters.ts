@@ -33,7 +33,7 @@
 // the side tables with dead_letters by count and checksums. test/bench.bulkLoadDeadLetters.test.ts
 // loads the same rows both ways and compares every table.
 import pg from 'pg';
-import { SYNTHETIC_COLUMNS, syntheticDeadLettersSelect, type StatusMix } from './syntheticDeadLetters.ts';
+import { SYNTHETIC_COLUMNS, syntheticDeadLettersSelect, type CreatedOrder, type StatusMix } from './syntheticDeadLetters.ts';
 
 /** Per table, the INSERT triggers whose effects this loader rebuilds. Any other one stops the load. */
 export const KNOWN_INSERT_TRIGGERS: Record<string, string[]> = {
@@ -63,6 +63,8 @@ export interface BulkLoadOptions {
    * finished long ago (what a retention pass finds).
    */
   resolvedAt?: 'now' | 'updated';
+  /** 'scattered' (default), or 'time': created_at rises with the id (see CreatedOrder). */
+  createdOrder?: 'scattered' | 'time';
   /** Rows per statement. Default 100,000. */
   chunkRows?: number;
   /** Connections that load and build indexes at once. Default 2. */
@@ -97,11 +99,11 @@ const EVENT_COLUMNS = SYNTHETIC_COLUMNS.filter((c) => c !== 'updated_at');
 // row, is also what the loader writes into error_signature (triggers are off, and the column is no
 // longer generated). A missing stack and an empty one have no frames, so give the same group
 // signature: '' stands for null in the join key.
-const chunkSql = (mix: StatusMix, resolvedAt: 'now' | 'updated') => `
+const chunkSql = (mix: StatusMix, resolvedAt: 'now' | 'updated', order: CreatedOrder) => `
 with r as materialized (
   select r.*, case when r.status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') then ${resolvedAt === 'now' ? 'now()' : 'r.updated_at'} end as resolved_at,
          lazarus_error_signature(r.error_message) as signature, coalesce(r.error_stack, '') as stack_key
-    from (${syntheticDeadLettersSelect(mix, true)}) r(id, ${SYNTHETIC_COLUMNS.join(', ')})
+    from (${syntheticDeadLettersSelect(mix, true, order)}) r(id, ${SYNTHETIC_COLUMNS.join(', ')})
 ), groups as (
   select event_type, error_kind, signature, stack_key,
          lazarus_error_group_id(event_type, error_kind::"ErrorKind", lazarus_group_signature(null, signature, stack_key)) as group_id
@@ -180,7 +182,7 @@ export async function assertKnownTriggers(client: pg.ClientBase): Promise<void> 
 }
 
 export async function bulkLoadDeadLetters(options: BulkLoadOptions): Promise<BulkLoadTimings> {
-  const { url, rows, mix = 'read', now = new Date(), resolvedAt = 'now', chunkRows = 100_000, connections = 2, maintenanceWorkMem = '512MB' } = options;
+  const { url, rows, mix = 'read', now = new Date(), resolvedAt = 'now', createdOrder = 'scattered', chunkRows = 100_000, connections = 2, maintenanceWorkMem = '512MB' } = options;
   const log = options.log ?? (() => {});
   const admin = await connect(url);
   const clients: pg.Client[] = [];
@@ -203,7 +205,7 @@ export async function bulkLoadDeadLetters(options: BulkLoadOptions): Promise<Bul
     for (let lo = 1; lo <= rows; lo += chunkRows) chunks.push([lo, Math.min(rows, lo + chunkRows - 1)]);
     let t = performance.now();
     let loaded = 0;
-    const sql = chunkSql(mix, resolvedAt);
+    const sql = chunkSql(mix, resolvedAt, createdOrder === 'scattered' ? 'scattered' : { inOrderOf: rows });
     await runOnEach(clients, chunks, async (client, [lo, hi]) => {
       const { rows: [r] } = await client.query<{ n: number }>(sql, [lo, hi, now]);
       loaded += r!.n;

@@ -21,8 +21,20 @@ const STATUS: Record<StatusMix, string> = {
   finished: `case when (g * 7) % 100 < 80 then 'SUCCEEDED' when (g * 7) % 100 < 90 then 'RESOLVED' else 'DISCARDED' end`,
 };
 
+/**
+ * How created_at follows g: 'scattered' steps 7,919 s per row around the 30 days, so neighbouring
+ * rows (and heap pages) are weeks apart; 'in order' of `rows` rows makes created_at rise with g,
+ * as a table that receives events as they happen lays them out.
+ */
+export type CreatedOrder = 'scattered' | { inOrderOf: number };
+
+const createdSql = (order: CreatedOrder) =>
+  order === 'scattered'
+    ? `$3::timestamptz - ((g * 7919) % 2592000) * interval '1 second'`
+    : `$3::timestamptz - interval '30 days' + g * ${2_592_000 / order.inOrderOf} * interval '1 second'`;
+
 /** With `withId`, the first column is g itself, as the id (bench/bulkLoadDeadLetters.ts gives ids). */
-export function syntheticDeadLettersSelect(mix: StatusMix = 'read', withId = false): string {
+export function syntheticDeadLettersSelect(mix: StatusMix = 'read', withId = false, order: CreatedOrder = 'scattered'): string {
   return `
 select ${withId ? 'g, ' : ''}(array['order.placed','order.shipped','payment.captured','user.signup','invoice.sent','stock.reserved','email.bounced','refund.issued'])[1 + g % 8],
        (array['orders','payments','users','default'])[1 + g % 4],
@@ -49,5 +61,5 @@ select ${withId ? 'g, ' : ''}(array['order.placed','order.shipped','payment.capt
        c.created, c.created + interval '1 minute'
   from generate_series($1::bigint, $2::bigint) g,
        lateral (select ${STATUS[mix]} as status) s,
-       lateral (select $3::timestamptz - ((g * 7919) % 2592000) * interval '1 second' as created) c`;
+       lateral (select ${createdSql(order)} as created) c`;
 }
