@@ -15,10 +15,12 @@
 // Phases, each BENCH_SECONDS under the same load (bench/retentionLoad.ts: paced single-row INSERTs,
 // SKIP LOCKED claims of what was ingested and their completions; lock waits sampled every 20 ms):
 //  A   dead_letters, no retention: the baseline.
-//  B   dead_letters while retention runs as the service runs it (startPeriodic → runRetentionPass);
-//      `B:batch=200,rest=1` runs it with other options (RetentionPassOptions.batch, .restRatio).
+//  B   dead_letters while retention runs as the service runs it (startPeriodic → runRetentionPass,
+//      resting RETENTION_REST_RATIO× each batch's time); `B:batch=200,rest=0` runs it with other
+//      options (RetentionPassOptions.batch, .restRatio; rest=0 is back to back).
 //  V   dead_letters while VACUUM clears what the passes before it left dead (autovacuum's work after
-//      a DELETE pass; a dropped partition leaves none). Not in the default list.
+//      a DELETE pass; a dropped partition leaves none). Not in the default list. `V:autovacuum`
+//      runs it with autovacuum's cost delay and limit, as autovacuum would (V runs unthrottled).
 //  W   (after the others, no load) WAL per deleted event of the pass in this database alone, by
 //      pg_waldump: the WAL columns are cluster-wide, which a shared server makes useless.
 //  C0  retain_weeks, no retention: the baseline for C.
@@ -40,7 +42,7 @@ import { pino } from 'pino';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
 import { startPeriodic } from '../src/workers/periodic.ts';
-import { RETENTION_BATCH, runRetentionPass, type RetentionPassOptions } from '../src/workers/retention.ts';
+import { RETENTION_BATCH, RETENTION_REST_RATIO, runRetentionPass, type RetentionPassOptions } from '../src/workers/retention.ts';
 import { createDatabase, dropDatabase, randomDatabaseName, withDatabase } from '../test/helpers/databases.ts';
 import { bulkLoadDeadLetters } from './bulkLoadDeadLetters.ts';
 import { RETENTION_APP, runLoad, sampleLocks, type LoadResult, type LockSamples, type Removal } from './retentionLoad.ts';
@@ -150,11 +152,18 @@ async function walPerPurgedRow(url: string, pool: pg.Pool): Promise<{ rows: numb
 }
 
 /** VACUUM of what a pass leaves dead (what autovacuum does after it), beside the load. */
-function vacuumAfterPass(url: string) {
+// `asAutovacuum`: with autovacuum's cost-based delay (a manual VACUUM runs unthrottled), which is
+// how the server clears a pass's dead tuples unless someone runs VACUUM by hand.
+function vacuumAfterPass(url: string, asAutovacuum: boolean) {
   return async (): Promise<Removal> => {
     const client = new pg.Client({ connectionString: url, application_name: RETENTION_APP });
     await client.connect();
     try {
+      if (asAutovacuum) {
+        await client.query(`select set_config('vacuum_cost_delay', current_setting('autovacuum_vacuum_cost_delay'), false),
+          set_config('vacuum_cost_limit', case when current_setting('autovacuum_vacuum_cost_limit') = '-1'
+            then current_setting('vacuum_cost_limit') else current_setting('autovacuum_vacuum_cost_limit') end, false)`);
+      }
       const tables = ['dead_letters', 'delivery_attempts', 'dead_letter_error_texts'];
       const dead = async () => (await client.query<{ n: string }>(`select pg_stat_clear_snapshot(), (select coalesce(sum(n_dead_tup), 0)::text
         from pg_stat_user_tables where relname = any($1::text[])) as n`, [tables])).rows[0]!.n;
@@ -229,7 +238,8 @@ try {
   const results: PhaseResult[] = [];
   const phases: Record<string, () => Promise<PhaseResult>> = {
     A: () => runPhase(url, pool, 'A: dead_letters, no retention', 'dead_letters'),
-    V: () => runPhase(url, pool, 'V: dead_letters, VACUUM after the passes (rows: dead tuples)', 'dead_letters', vacuumAfterPass(url)),
+    V: () => runPhase(url, pool, 'V: dead_letters, VACUUM after the passes (rows: dead tuples)', 'dead_letters', vacuumAfterPass(url, false)),
+    'V:autovacuum': () => runPhase(url, pool, "V (autovacuum's delay): dead_letters, VACUUM after the passes (rows: dead tuples)", 'dead_letters', vacuumAfterPass(url, true)),
     C0: () => runPhase(url, pool, 'C0: partitioned copy, no retention', 'retain_weeks'),
     C: () => runPhase(url, pool, 'C: partitioned copy, detach concurrently + drop old weeks', 'retain_weeks', dropOldWeeks(url, RETENTION_MS)),
   };
@@ -237,12 +247,12 @@ try {
     // B, or B:batch=200,rest=1: the product's pass with the service's defaults, or with these options.
     const [phase, spec] = p.split(':');
     if (phase === 'B') {
-      const options = Object.fromEntries((spec ?? '').split(',').filter(Boolean).map((kv) => kv.split('=')).map(([k, v]) => [k === 'rest' ? 'restRatio' : k!, Number(v)]));
+      const options: Pick<RetentionPassOptions, 'batch' | 'restRatio'> = { restRatio: RETENTION_REST_RATIO, ...Object.fromEntries((spec ?? '').split(',').filter(Boolean).map((kv) => kv.split('=')).map(([k, v]) => [k === 'rest' ? 'restRatio' : k!, Number(v)])) };
       const label = `B${spec ? ` (${spec})` : ''}: dead_letters, retention pass (batches of ${options.batch ?? RETENTION_BATCH}, ${options.restRatio ? `resting ${options.restRatio}× each batch's time` : 'back to back'})`;
       results.push(await runPhase(url, pool, label, 'dead_letters', serviceRetention(url, options)));
     } else {
       const run = phases[p];
-      if (!run) throw new Error(`unknown phase ${p}: BENCH_PHASES takes A, B[:batch=…,rest=…], V, W, C0, C`);
+      if (!run) throw new Error(`unknown phase ${p}: BENCH_PHASES takes A, B[:batch=…,rest=…], V[:autovacuum], W, C0, C`);
       results.push(await run());
     }
   }

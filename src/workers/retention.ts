@@ -9,6 +9,13 @@ import { purgeFinishedDeadLetters } from '../db/sql/purgeFinishedDeadLetters.ts'
 // Each purge batch is one short transaction (~8 ms for 50 events, bench:live): the live feed reads only changes
 // below the oldest open transaction, so a 5,000-row batch (~0.4 s) stalled it.
 export const RETENTION_BATCH = 50;
+/**
+ * The service's pass rests 3× each batch's time (at most a quarter of a connection). Back to back,
+ * a pass at 10M events took 1,387 events/s but wrote ~23 KB of WAL per event (full-page images),
+ * and ingest p99 rose 5.9× (bench:retention, docs/benchmarks.md "Session 21"). Resting, it still
+ * removes several hundred a second, ten times what 100M events kept 30 days need on average.
+ */
+export const RETENTION_REST_RATIO = 3;
 
 export interface RetentionPassOptions {
   /** Finished events that ended longer ago than this go. */

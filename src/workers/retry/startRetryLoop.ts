@@ -19,7 +19,7 @@ import type { Db } from '../../db/createDb.ts';
 import { createOutageLog, type OutageLog } from '../../db/outageLog.ts';
 import { msUntilNextDue } from '../../db/sql/claimDueDeadLetters.ts';
 import { startPeriodic } from '../periodic.ts';
-import { runRetentionPass } from '../retention.ts';
+import { RETENTION_REST_RATIO, runRetentionPass } from '../retention.ts';
 import type { Logger } from '../../logger.ts';
 import type { Deliver } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
@@ -142,7 +142,7 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
     void pass.finally(() => alive.delete(pass));
   });
 
-  // Retention, beside the passes: short purge batches back to back, every retentionIntervalMs.
+  // Retention, beside the passes: short purge batches with rests between them, every retentionIntervalMs.
   const retentionMs = config.retentionMs;
   const retention =
     retentionMs === null
@@ -155,6 +155,7 @@ export function startRetryLoop(deps: RetryLoopDeps): RetryLoop {
           onError: (error) => outage.failed(error, 'retention purge failed'),
           runOnce: (signal) => runRetentionPass(deps.db, {
             olderThanMs: retentionMs,
+            restRatio: RETENTION_REST_RATIO,
             signal: AbortSignal.any([signal, drain.signal]),
             onBatch: (purged) => events.emit('purged', purged),
           }),
