@@ -135,6 +135,7 @@ async function walPerPurgedRow(url: string, pool: pg.Pool): Promise<{ rows: numb
   const rows = await runRetentionPass(handle.db, { olderThanMs: RETENTION_MS, signal: stop });
   const end = await walLsn(pool);
   await handle.close();
+  if (rows === 0) return { rows, bytes: 0, records: 0 }; // the phases before took every event: no WAL to read
   const { execFile } = await import('node:child_process');
   // pg_waldump exits non-zero at the end of the WAL it can read; what it printed before counts.
   const { out, problem } = await new Promise<{ out: string; problem: string }>((resolve, reject) => execFile(waldump, ['-p', db!.dir, '-s', start, '-e', end],
