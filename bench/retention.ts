@@ -34,9 +34,9 @@
 // (20,000), BENCH_SECONDS (10), BENCH_RATE (inserts/s, 200), BENCH_INGEST_CONNECTIONS (2),
 // BENCH_PHASES (A,B,C0,C), BENCH_SEED_ORDER ('scattered', the default: neighbouring ids weeks
 // apart in created_at, so a pass in resolved_at order touches a heap page per event; 'time':
-// created_at rises with the id, as in a table that receives events as they happen), BENCH_KEEP_DB=1 keeps the scratch database (its name is printed), and
-// BENCH_REUSE_DB=<name> runs the phases on a kept one instead of seeding (what earlier phases removed
-// stays removed).
+// created_at rises with the id, as in a table that receives events as they happen),
+// BENCH_KEEP_DB=1 keeps the scratch database (its name is printed), and BENCH_REUSE_DB=<name>
+// runs the phases on a kept one instead of seeding (what earlier phases removed stays removed).
 import pg from 'pg';
 import { pino } from 'pino';
 import { createDb } from '../src/db/createDb.ts';

@@ -23,8 +23,8 @@ const STATUS: Record<StatusMix, string> = {
 
 /**
  * How created_at follows g: 'scattered' steps 7,919 s per row around the 30 days, so neighbouring
- * rows (and heap pages) are weeks apart; 'in order' of `rows` rows makes created_at rise with g,
- * as a table that receives events as they happen lays them out.
+ * rows (and heap pages) are weeks apart; `{ inOrderOf: rows }` spreads `rows` rows over the 30 days
+ * in the order of g, as a table that receives events as they happen lays them out.
  */
 export type CreatedOrder = 'scattered' | { inOrderOf: number };
 

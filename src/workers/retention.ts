@@ -12,7 +12,7 @@ export const RETENTION_BATCH = 50;
 /**
  * The service's pass rests 3× each batch's time (at most a quarter of a connection). Back to back,
  * a pass at 10M events took 1,387 events/s but wrote ~23 KB of WAL per event (full-page images),
- * and ingest p99 rose 5.9× (bench:retention, docs/benchmarks.md "Session 21"). Resting, it still
+ * and ingest p99 rose 4–6× (bench:retention, docs/benchmarks.md "Session 21"). Resting, it still
  * removes several hundred a second, ten times what 100M events kept 30 days need on average.
  */
 export const RETENTION_REST_RATIO = 3;
