@@ -101,8 +101,7 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
     const rampElapsedSeconds = () => (claim.rampElapsedMs + performance.now() - claimedAt) / 1000;
     while (!signal.aborted) {
       const started = Date.now();
-      const ratePerSecond = rampRatePerSecond(limits, rampElapsedSeconds());
-      let limit = Math.max(1, Math.min(row.batchSize, Math.floor(ratePerSecond)));
+      let room = Infinity; // how many more events the guard's window has room for
       if (limits.pauseWhenFailureRateAbove !== null) {
         const verdict = await pauseRedriveByGuard(deps.db, { redriveId, owner, limits, afterAttemptId: row.guardAfterAttemptId });
         if (verdict.paused) {
@@ -121,8 +120,10 @@ export function startRedriveRunner(deps: RedriveRunnerDeps): RedriveRunner {
           await sleep(AHEAD_WAIT_MS, signal);
           continue;
         }
-        limit = Math.min(limit, limits.windowSize - awaiting);
+        room = limits.windowSize - awaiting;
       }
+      const ratePerSecond = rampRatePerSecond(limits, rampElapsedSeconds());
+      const limit = Math.max(1, Math.min(row.batchSize, Math.floor(ratePerSecond), room));
       const result = await runRedriveBatch(deps.db, { redriveId, owner, leaseSeconds, limit });
       if (!result.held) return;
       failing.delete('redrive');
