@@ -128,6 +128,25 @@ describe('text that cannot be stored', () => {
     expect(body.errors?.map((e) => ({ code: e.extensions?.code, field: e.extensions?.field }))).toEqual([{ code: 'BAD_USER_INPUT', field }]);
   });
 
+  it('refuses the same document every time it comes, not only the first (documents are cached)', async () => {
+    const server = testServer(t.db);
+    const query = '{ deadLetters(filter: { errorText: "ab\\u0000c" }) { totalCount } }';
+    for (let i = 0; i < 3; i++) {
+      const { body } = await execute(server, query);
+      expect(body.errors?.map((e) => e.extensions?.field)).toEqual(['filter.errorText']);
+    }
+  });
+
+  it('finds text nested deep in arrays and objects, and names its path', async () => {
+    let payload: unknown = { bad: 'x\u0000' };
+    for (let i = 0; i < 2_000; i++) payload = i % 2 ? { a: payload } : [payload];
+    const expected = `$input.payload${Array.from({ length: 2_000 }, (_, i) => ((2_000 - 1 - i) % 2 ? '.a' : '[0]')).join('')}.bad`;
+
+    const { body } = await execute(testServer(t.db), 'mutation ($input: RecordDeadLetterInput!) { recordDeadLetter(input: $input) { __typename } }', { input: { eventType: 't', payload } });
+
+    expect(body.errors?.map((e) => ({ code: e.extensions?.code, field: e.extensions?.field }))).toEqual([{ code: 'BAD_USER_INPUT', field: expected }]);
+  });
+
   it('leaves a lone surrogate escape in the document to the parser, which refuses it', async () => {
     const { body } = await execute(testServer(t.db), '{ deadLetters(filter: { errorText: "ab\\ud800c" }) { totalCount } }');
 

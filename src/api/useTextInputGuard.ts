@@ -7,9 +7,20 @@ import type { Plugin } from 'graphql-yoga';
 import { badUserInput } from './schema/errors.ts';
 
 export function useTextInputGuard(): Plugin {
+  // A batch of 500 events walks about a megabyte of variables, so each walk is done once: variables
+  // onParams found storable are not walked again at execution, and a document (Yoga caches parsed
+  // documents) is visited once.
+  const storableVariables = new WeakSet<object>();
+  const literals = new WeakMap<DocumentNode, string | null>();
   const check = (args: { document: DocumentNode; variableValues?: Record<string, unknown> | null }) => {
-    const where = unstorableVariable(args.variableValues) ?? unstorableLiteral(args.document);
+    const variables = args.variableValues;
+    const where = (variables && storableVariables.has(variables) ? undefined : unstorableVariable(variables)) ?? unstorableLiteral(args.document);
     return where === undefined ? undefined : refusal(where);
+  };
+  const unstorableLiteral = (document: DocumentNode) => {
+    let where = literals.get(document);
+    if (where === undefined) literals.set(document, (where = firstUnstorableLiteral(document) ?? null));
+    return where ?? undefined;
   };
   return {
     // HTTP variables are refused before parsing and coercion, so this refusal is the answer whatever
@@ -17,6 +28,7 @@ export function useTextInputGuard(): Plugin {
     onParams({ params, setResult }) {
       const where = unstorableVariable(params.variables);
       if (where !== undefined) setResult({ errors: [refusal(where)] });
+      else if (params.variables) storableVariables.add(params.variables);
     },
     onExecute({ args, setResultAndStopExecution }) {
       const error = check(args);
@@ -37,24 +49,52 @@ function refusal(field: string) {
 export function unstorableVariable(variables: Record<string, unknown> | null | undefined): string | undefined {
   if (!variables) return undefined;
   // Iterative: a variable can be a JSON value nested far deeper than the stack allows recursion.
-  const stack: [unknown, string][] = Object.entries(variables).map(([name, value]) => [value, `$${name}`]);
+  // Only objects and arrays are stacked, each with the step that led to it; strings are checked
+  // where they are found, and a path is spelled out only for the one refused.
+  const root: Container = { value: variables, parent: null, step: '' };
+  const stack: Container[] = [root];
   while (stack.length > 0) {
-    const [value, path] = stack.pop()!;
-    if (typeof value === 'string') {
-      if (isUnstorable(value)) return path;
-    } else if (Array.isArray(value)) {
-      value.forEach((item, i) => stack.push([item, `${path}[${i}]`]));
-    } else if (value !== null && typeof value === 'object') {
-      for (const [key, item] of Object.entries(value)) {
-        if (isUnstorable(key)) return `${path} (a key)`;
-        stack.push([item, `${path}.${key}`]);
+    const container = stack.pop()!;
+    const value = container.value;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const where = enter(value[i], container, i);
+        if (where !== undefined) return where;
+      }
+    } else {
+      for (const key of Object.keys(value)) {
+        // Variable names are the document's to refuse, as before.
+        if (container !== root && isUnstorable(key)) return `${pathOf(container)} (a key)`;
+        const where = enter(value[key], container, key);
+        if (where !== undefined) return where;
       }
     }
   }
   return undefined;
+
+  function enter(item: unknown, parent: Container, step: string | number): string | undefined {
+    if (typeof item === 'string') return isUnstorable(item) ? pathOf({ value: {}, parent, step }) : undefined;
+    if (item !== null && typeof item === 'object') stack.push({ value: item as Record<string, unknown>, parent, step });
+    return undefined;
+  }
 }
 
-function unstorableLiteral(document: DocumentNode): string | undefined {
+interface Container {
+  value: Record<string, unknown> | unknown[];
+  parent: Container | null;
+  /** The variable's name, object key or array index that leads here from `parent`. */
+  step: string | number;
+}
+
+function pathOf(container: Container): string {
+  const steps: string[] = [];
+  for (let c: Container | null = container; c?.parent; c = c.parent) {
+    steps.push(typeof c.step === 'number' ? `[${c.step}]` : c.parent.parent ? `.${c.step}` : `$${c.step}`);
+  }
+  return steps.reverse().join('');
+}
+
+function firstUnstorableLiteral(document: DocumentNode): string | undefined {
   let found: string | undefined;
   visit(document, {
     StringValue(node, _key, parent, _path, ancestors) {

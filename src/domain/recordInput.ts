@@ -99,7 +99,8 @@ function toJson(field: string, value: unknown, maxBytes: number, fail: (f: strin
   if (json.includes('\\u0000')) throw fail(field, 'must not contain \\u0000');
   // The database CHECK measures jsonb's text form, which adds a space after ':' and ','; a payload
   // just under the cap here can still trip it there, and src/db/errors.ts maps that to this error.
-  if (Buffer.byteLength(json) > maxBytes) throw fail(field, `must be at most ${maxBytes} bytes of JSON`);
+  // A UTF-16 code unit is at most 3 bytes of UTF-8, so most documents need no byte count.
+  if (json.length * 3 > maxBytes && Buffer.byteLength(json) > maxBytes) throw fail(field, `must be at most ${maxBytes} bytes of JSON`);
   return json;
 }
 
