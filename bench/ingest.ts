@@ -7,9 +7,14 @@
 //     and with a ≈ 1.5 KB stack; PLAIN_ROUNDS rounds (default 5) of PLAIN_STATEMENTS INSERTs per
 //     target (default 4). BEFORE_MIGRATION=<folder name> adds dead_letters in a second scratch
 //     database migrated only to the migrations before that one: what it bought, in the same run.
+//  4. Many producers, one event per transaction: CONCURRENT_CONNECTIONS (default 16) connections
+//     INSERT single rows (autocommit) for CONCURRENT_SECONDS (default 10), with the change feed's
+//     NOTIFY hints on and with `lazarus.change_hints = 'off'`, in turn, CONCURRENT_ROUNDS (default 2)
+//     rounds each, best kept. PostgreSQL holds a lock through the commit of every transaction that
+//     sent a NOTIFY, so hinted commits cannot share a WAL flush.
 // BENCH_DATABASE_URL (or TEST_DATABASE_URL) names an admin database; scratch databases are created
 // and dropped. Default postgresql://postgres@127.0.0.1:5432/postgres. EVENTS / REQUEUE_ROWS override
-// sizes; PARTS=3 (or 1,3 …) runs only those parts.
+// sizes; PARTS=3 (or 1,3 …) runs only those parts (default 1,2,3,4).
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { loadavg } from 'node:os';
@@ -29,7 +34,10 @@ const EVENTS = Number(process.env.EVENTS ?? 50_000);
 const BATCH = 500;
 const REQUEUE_ROWS = Number(process.env.REQUEUE_ROWS ?? 100_000);
 const ROUNDS = 2;
-const PARTS = new Set((process.env.PARTS ?? '1,2,3').split(',').map(Number));
+const PARTS = new Set((process.env.PARTS ?? '1,2,3,4').split(',').map(Number));
+const CONCURRENT_CONNECTIONS = Number(process.env.CONCURRENT_CONNECTIONS ?? 16);
+const CONCURRENT_SECONDS = Number(process.env.CONCURRENT_SECONDS ?? 10);
+const CONCURRENT_ROUNDS = Number(process.env.CONCURRENT_ROUNDS ?? 2);
 const PLAIN_ROUNDS = Number(process.env.PLAIN_ROUNDS ?? 5);
 const PLAIN_STATEMENTS = Number(process.env.PLAIN_STATEMENTS ?? 4);
 const BEFORE_MIGRATION = process.env.BEFORE_MIGRATION;
@@ -150,6 +158,17 @@ try {
     for (const t of targets.slice(1)) await t.client.end();
   }
 
+  const concurrent: Record<'hintsOn' | 'hintsOff', number[]> = { hintsOn: [], hintsOff: [] };
+  if (PARTS.has(4)) {
+    await reset();
+    for (let round = 0; round < CONCURRENT_ROUNDS; round++) {
+      for (const mode of ['hintsOn', 'hintsOff'] as const) {
+        concurrent[mode].push(await singleRowInserts(url, mode === 'hintsOff' ? { options: '-c lazarus.change_hints=off' } : {}));
+        await reset();
+      }
+    }
+  }
+
   const report = {
     postgres: (await raw.query<{ v: string }>('select version() as v')).rows[0]!.v.split(' on ')[0],
     loadAverage1m: Number(loadavg()[0]!.toFixed(2)),
@@ -164,6 +183,11 @@ try {
       domainTimeOverSqlTime: Number((bestDomain / bestSql).toFixed(2)),
     },
     plainSqlInsert: PARTS.has(3) && plain,
+    singleRowProducers: PARTS.has(4) && {
+      connections: CONCURRENT_CONNECTIONS, seconds: CONCURRENT_SECONDS,
+      hintsOnRowsPerSec: concurrent.hintsOn, hintsOffRowsPerSec: concurrent.hintsOff,
+      bestHintsOffOverHintsOn: Number((Math.max(...concurrent.hintsOff) / Math.max(...concurrent.hintsOn)).toFixed(2)),
+    },
   };
   console.log(JSON.stringify(report, null, 2));
   await raw.end();
@@ -174,6 +198,29 @@ try {
 } finally {
   await dropDatabase(adminUrl, name);
   if (BEFORE_MIGRATION) await dropDatabase(adminUrl, beforeName);
+}
+
+/** Rows per second that CONCURRENT_CONNECTIONS connections insert one at a time, autocommit. */
+async function singleRowInserts(databaseUrl: string, connection: pg.ClientConfig): Promise<number> {
+  const clients = await Promise.all(Array.from({ length: CONCURRENT_CONNECTIONS }, async () => {
+    const client = new pg.Client({ connectionString: databaseUrl, ...connection });
+    client.on('error', () => {});
+    await client.connect();
+    return client;
+  }));
+  const until = performance.now() + CONCURRENT_SECONDS * 1000;
+  const start = performance.now();
+  const counts = await Promise.all(clients.map(async (client, c) => {
+    let n = 0;
+    while (performance.now() < until) {
+      await client.query(`insert into dead_letters (event_type, queue, payload, error_kind, error_message) values ('order.placed', 'orders', $1, 'DOWNSTREAM_API', 'HTTP 503 from inventory-service')`, [`{"orderId": ${c * 1_000_000 + n}}`]);
+      n += 1;
+    }
+    return n;
+  }));
+  const seconds = (performance.now() - start) / 1000;
+  await Promise.all(clients.map((client) => client.end()));
+  return Math.round(counts.reduce((a, b) => a + b, 0) / seconds);
 }
 
 async function timed(fn: () => Promise<void>): Promise<number> {

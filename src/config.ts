@@ -24,6 +24,7 @@ export const DEFAULT_RETRY_CONCURRENCY = 10;
 export const DEFAULT_RETRY_LEASE_SECONDS = 30;
 export const DEFAULT_RETRY_POOL_MAX = 4;
 export const DEFAULT_RETENTION_DAYS = 30;
+export const DEFAULT_LIVE_POLL_MS = 1_000;
 export const DEFAULT_METRICS_MAX_EVENT_TYPES = 50;
 export const DEFAULT_ALERT_EVALUATE_INTERVAL_MS = 15_000;
 
@@ -74,6 +75,7 @@ const envSchema = z.object({
   RETRY_LEASE_SECONDS: z.coerce.number().int().min(2).max(3_600).default(DEFAULT_RETRY_LEASE_SECONDS),
   RETRY_POOL_MAX: z.coerce.number().int().min(2).max(100).default(DEFAULT_RETRY_POOL_MAX),
   RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(DEFAULT_RETENTION_DAYS),
+  LIVE_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(DEFAULT_LIVE_POLL_MS),
   LAZARUS_METRICS_MAX_EVENT_TYPES: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_METRICS_MAX_EVENT_TYPES),
   LAZARUS_ALERT_EVALUATE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_ALERT_EVALUATE_INTERVAL_MS),
 });
@@ -153,6 +155,14 @@ export interface Config {
     /** Purge SUCCEEDED/RESOLVED/DISCARDED events older than this many days; 0 keeps them. Default 30. */
     readonly retentionDays: number;
   };
+  readonly live: {
+    /**
+     * How often the change feed reads by cursor when no NOTIFY hint wakes it (LIVE_POLL_MS). Lower it
+     * when producers write with `lazarus.change_hints = 'off'`: their changes reach subscribers at
+     * the next poll. Default 1000 ms.
+     */
+    readonly pollMs: number;
+  };
   readonly metrics: {
     /** Distinct `event_type` label values per metric on /metrics; the rest are `_other`. Default 50. */
     readonly maxEventTypes: number;
@@ -221,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       poolMax: e.RETRY_POOL_MAX,
       retentionDays: e.RETENTION_DAYS,
     }),
+    live: Object.freeze({ pollMs: e.LIVE_POLL_MS }),
     metrics: Object.freeze({ maxEventTypes: e.LAZARUS_METRICS_MAX_EVENT_TYPES }),
     alerts: Object.freeze({ evaluateIntervalMs: e.LAZARUS_ALERT_EVALUATE_INTERVAL_MS }),
   });

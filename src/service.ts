@@ -15,9 +15,9 @@ import { limitRequestBody } from './api/http/bodyLimit.ts';
 import { startRedriveRunner } from './workers/redriveRunner.ts';
 import { attachGraphQLWebSocket } from './api/webSocket.ts';
 import { createLivePubSub } from './live/liveEvents.ts';
-import { createChangeFeed, DEFAULT_FALLBACK_POLL_MS } from './live/changeFeed.ts';
+import { createChangeFeed } from './live/changeFeed.ts';
 import { createChangeListener, type ChangeListener } from './live/changeListener.ts';
-import { createListenerHealth } from './live/listenerHealth.ts';
+import { createListenerHealth, DEFAULT_DEGRADED_POLL_MS } from './live/listenerHealth.ts';
 import { createErrorGroupChangeSource, errorGroupHints } from './live/errorGroupChanges.ts';
 import { registerLiveMetrics } from './live/liveMetrics.ts';
 import type { Logger } from './logger.ts';
@@ -84,7 +84,7 @@ export async function startService(config: Config, logger: Logger, options: Retr
     // The feed registers its handlers and takes its cursor before LISTEN starts; the listener's
     // first `connected` then triggers the first catch-up.
     const listener = createChangeListener({ url: databaseUrl, logger, outage });
-    const feed = createChangeFeed({ db: api.db, listener, events: createLivePubSub(), logger, outage });
+    const feed = createChangeFeed({ db: api.db, listener, events: createLivePubSub(), logger, outage, fallbackPollMs: config.live.pollMs });
     await feed.start();
     undo.push(() => feed.stop());
     await listener.start();
@@ -94,7 +94,8 @@ export async function startService(config: Config, logger: Logger, options: Retr
       listener,
       feed,
       logger,
-      normalPollMs: DEFAULT_FALLBACK_POLL_MS,
+      normalPollMs: config.live.pollMs,
+      degradedPollMs: Math.min(config.live.pollMs, DEFAULT_DEGRADED_POLL_MS),
       notify: (channel, payload) => notify(api.pool, channel, payload),
     });
     await health.start();

@@ -33,6 +33,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'false' }).db.preparedStatements).toBe(false);
   });
 
+  it('reads how often the change feed polls, 1 s by default', () => {
+    expect(loadConfig({}).live.pollMs).toBe(1000);
+    expect(loadConfig({ LIVE_POLL_MS: '100' }).live.pollMs).toBe(100);
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(loadConfig({}))).toBe(true);
   });
@@ -47,6 +52,7 @@ describe('loadConfig', () => {
     [{ CORS_ORIGINS: 'https://ok.example, *' }, /CORS_ORIGINS: must be a comma-separated list of origins/],
     [{ CORS_ORIGINS: 'https://ok.example/path' }, /CORS_ORIGINS:/],
     [{ MAX_BODY_BYTES: '10' }, /MAX_BODY_BYTES:/],
+    [{ LIVE_POLL_MS: '5' }, /LIVE_POLL_MS:/],
   ])('rejects %j with a message naming the variable', (env, message) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(message);

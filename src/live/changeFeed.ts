@@ -20,9 +20,9 @@ import { compareCursors, type ChangeCursor } from './changeCursor.ts';
 import type { ChangeBatch, DeadLetterChangeEvent, LiveFeed, LivePubSub } from './liveEvents.ts';
 import type { Logger } from '../logger.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
+import { DEFAULT_LIVE_POLL_MS } from '../config.ts';
 import type { ChangeListener } from './changeListener.ts';
 
-export const DEFAULT_FALLBACK_POLL_MS = 1_000;
 export const DEFAULT_BATCH_SIZE = 500;
 export const DEFAULT_MAX_QUEUED_EVENTS = 10_000;
 // After a hint whose rows are still above the horizon (an older transaction is open), re-read
@@ -42,6 +42,7 @@ export interface ChangeFeedDeps {
   logger: Logger;
   /** Shared with the service's other loops, so an outage is logged once; default: its own. */
   outage?: OutageLog;
+  /** Reads by cursor this often when no hint wakes the feed (Config.live.pollMs). Default 1000 ms. */
   fallbackPollMs?: number;
   batchSize?: number;
   maxQueuedEvents?: number;
@@ -83,7 +84,7 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
   let waiters: (() => void)[] = [];
   let published = 0;
   let catchUps = 0;
-  let fallbackPollMs = deps.fallbackPollMs ?? DEFAULT_FALLBACK_POLL_MS;
+  let fallbackPollMs = deps.fallbackPollMs ?? DEFAULT_LIVE_POLL_MS;
   // When the oldest hint not yet covered by a read arrived (for the lag metric).
   let behindSince: number | null = null;
   let lastReadAt = -Infinity;
