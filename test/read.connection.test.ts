@@ -350,4 +350,31 @@ describe('deadLetters by status in created order (walked on the state table)', (
     expect(events).toBeGreaterThan(2_000);
     expect(states).toBeLessThan(10);
   });
+
+  it('pages successes older than every other event in order, and collects them instead of walking the newer events', async () => {
+    // d and f (hours 26 and 30) are SUCCEEDED; 3,000 failures newer than every seeded row fill the
+    // first step's window, so the page is found by collecting the successes.
+    await t.db.$executeRaw`insert into dead_letters (event_type, queue, status, attempts, next_attempt_at, created_at)
+                           select 'recent', 'orders', 'EXHAUSTED', 5, null, ${hours(100)}::timestamptz + g * interval '1 second'
+                             from generate_series(1, 3000) g`;
+    await t.db.$executeRaw`analyze dead_letters`;
+    await t.db.$executeRaw`analyze dead_letter_states`;
+    for (const statuses of [['SUCCEEDED'], ['SUCCEEDED', 'RESOLVED']]) {
+      const filter = { statuses, eventTypes: ['order.shipped', 'user.signup'] };
+      const newest = (await t.db.deadLetter.findMany({ where: { status: { in: statuses as never[] }, eventType: { in: filter.eventTypes } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: { id: true } })).map((r) => r.id.toString());
+      expect(newest.length).toBeGreaterThan(1);
+      expect(await walkStatus(filter, 'DESC', false)).toEqual(newest);
+      expect(await walkStatus(filter, 'DESC', true)).toEqual(newest);
+      expect(await walkStatus(filter, 'ASC', false)).toEqual([...newest].reverse());
+    }
+    // The second step's statement reads the successes, not the 3,000 newer events.
+    const filter: DeadLetterFilter = { statuses: ['SUCCEEDED'] };
+    const sql = deadLetterPageSql({ where: deadLetterWhereSql(filter), field: 'CREATED_AT', descending: true, after: null, limit: 2, ...statusWalkOf(filter, { succeeded: true }) });
+    const [plan] = await queryPg<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(
+      t.db, Prisma.sql`explain (analyze, buffers, format json) ${sql}`);
+    const { Plan } = plan!['QUERY PLAN'][0];
+    expect((await queryPg<{ id: bigint }>(t.db, sql)).map((r) => String(r.id))).toEqual([ids.f!.toString(), ids.d!.toString()]);
+    expect(Plan['Shared Hit Blocks'] + Plan['Shared Read Blocks']).toBeLessThan(100);
+    expect(statusWalkOf(filter)).toBeUndefined(); // without `succeeded`, as the first step leaves it
+  });
 });

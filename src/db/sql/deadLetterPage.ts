@@ -219,6 +219,15 @@ export async function readDeadLetterPage(db: Db, q: PageQuery): Promise<DeadLett
   return (await queryPg(db, deadLetterPageSql(q))).map(toPageRow);
 }
 
+/**
+ * The page's matches among the first `rows` rows of its order (after its cursor), whatever they
+ * match: the first step of a search that collects the matches when they are sparse there
+ * (orderedPage.ts, the SUCCEEDED page in reads/deadLetterPages.ts). A full page means done.
+ */
+export function readWindowedPage(db: Db, q: PageQuery, rows: number): Promise<DeadLetterPageRow[]> {
+  return readDeadLetterPage(db, { ...q, where: Prisma.sql`true`, window: { rows, match: q.where } });
+}
+
 /** The page `collect` finds (see PageQuery), or null when more than `cap` rows match. */
 export async function readCollectedPage(db: Db, q: PageQuery, cap: number): Promise<DeadLetterPageRow[] | null> {
   const rows = await queryPg<{ matched: number }>(db, deadLetterPageSql({ ...q, collect: { cap } }));

@@ -9,9 +9,8 @@
 //     from the first of them in order.
 //  3. Otherwise PostgreSQL's own plan: collecting more would cost more than most walks, and a
 //     filter the rollups cannot count gives no cheap way to know.
-import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../createDb.ts';
-import { readCollectedPage, readDeadLetterPage, type DeadLetterPageRow, type PageQuery } from './deadLetterPage.ts';
+import { readCollectedPage, readDeadLetterPage, readWindowedPage, type DeadLetterPageRow, type PageQuery } from './deadLetterPage.ts';
 
 export interface OrderedPageSearch {
   /** Rows of the order step 1 looks at. */
@@ -26,7 +25,7 @@ export async function readOrderedPage(
   db: Db, page: PageQuery, countFromRollups: (() => Promise<number>) | null, search = ORDERED_PAGE_SEARCH,
 ): Promise<DeadLetterPageRow[]> {
   if (!countFromRollups) return readDeadLetterPage(db, page);
-  const windowed = await readDeadLetterPage(db, { ...page, where: Prisma.sql`true`, window: { rows: search.window, match: page.where } });
+  const windowed = await readWindowedPage(db, page, search.window);
   if (windowed.length === page.limit) return windowed;
   if ((await countFromRollups()) > search.cap) return readDeadLetterPage(db, page);
   return (await readCollectedPage(db, page, search.cap)) ?? readDeadLetterPage(db, page);
