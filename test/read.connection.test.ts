@@ -359,9 +359,11 @@ describe('deadLetters by status in created order (walked on the state table)', (
                              from generate_series(1, 3000) g`;
     await t.db.$executeRaw`analyze dead_letters`;
     await t.db.$executeRaw`analyze dead_letter_states`;
-    for (const statuses of [['SUCCEEDED'], ['SUCCEEDED', 'RESOLVED']]) {
-      const filter = { statuses, eventTypes: ['order.shipped', 'user.signup'] };
-      const newest = (await t.db.deadLetter.findMany({ where: { status: { in: statuses as never[] }, eventType: { in: filter.eventTypes } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: { id: true } })).map((r) => r.id.toString());
+    const filters: [string[], { eventTypes?: string[]; queues?: string[] }][] = [[['SUCCEEDED'], {}], [['SUCCEEDED', 'RESOLVED'], { eventTypes: ['order.shipped', 'user.signup'] }], [['SUCCEEDED'], { queues: ['shipping', 'default'] }]];
+    for (const [statuses, more] of filters) {
+      const filter = { statuses, ...more };
+      const where = { status: { in: statuses as never[] }, eventType: more.eventTypes ? { in: more.eventTypes } : undefined, queue: more.queues ? { in: more.queues } : undefined };
+      const newest = (await t.db.deadLetter.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], select: { id: true } })).map((r) => r.id.toString());
       expect(newest.length).toBeGreaterThan(1);
       expect(await walkStatus(filter, 'DESC', false)).toEqual(newest);
       expect(await walkStatus(filter, 'DESC', true)).toEqual(newest);
