@@ -141,12 +141,12 @@ async function readCreatedPage(db: Db, page: PageQuery, filter: DeadLetterFilter
 }
 
 /** Rows of the created index a SUCCEEDED page looks at before it collects the status instead. */
-export const SUCCEEDED_WINDOW = 2_000;
+const SUCCEEDED_WINDOW = 2_000;
 
 /**
  * A CREATED_AT page of a filter with SUCCEEDED, which has no (status, created_at) index: keeping it
  * out spares every successful delivery an index entry. Successes are mostly what recent events
- * are, so the page first walks at most SUCCEEDED_WINDOW of the newest events. When they do not
+ * are, so the page first walks at most SUCCEEDED_WINDOW events in its order. When they do not
  * fill it (the successes are older than the other events: a redrive of last week's incident, and
  * this week's failures since), it collects the status's rows on the state table, through the
  * finished index, and sorts them: time grows with the successes, not with the events newer than
