@@ -10,7 +10,8 @@
 // filter queries (same 50 rows, same order, same 7 columns) through its own in-process fetch, its
 // samples alternating with the other two. Before timing, each shape checks that both servers
 // return the same ids. Shapes it cannot express (the stats, which need aggregates) show "—".
-// BENCH_EXHAUSTED_DAYS (below, at keepExhaustedOldest) moves the seed's EXHAUSTED events to its oldest days.
+// BENCH_EXHAUSTED_DAYS and BENCH_SUCCEEDED_DAYS (below, at keepOldest) move the seed's EXHAUSTED or
+// SUCCEEDED events to its oldest days.
 import pg from 'pg';
 import { pino } from 'pino';
 import { LOCAL_PRINCIPAL } from '../src/api/auth/principal.ts';
@@ -73,6 +74,7 @@ const nextHour = () => new Date(Math.ceil(Date.now() / 3_600_000) * 3_600_000).t
 const SHAPES: Shape[] = [
   { name: 'newest 50, no count', graphql: `{ deadLetters(first: 50) { edges { node { ${NODE} } } } }`, ...LIST_SQL('true'), postgraphile: PG_LIST() },
   { name: 'status = EXHAUSTED, 50', graphql: `{ deadLetters(first: 50, filter: { statuses: [EXHAUSTED] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`status = 'EXHAUSTED'`), postgraphile: PG_LIST('{ status: { equalTo: EXHAUSTED } }') },
+  { name: 'status = SUCCEEDED, 50', graphql: `{ deadLetters(first: 50, filter: { statuses: [SUCCEEDED] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`status = 'SUCCEEDED'`), postgraphile: PG_LIST('{ status: { equalTo: SUCCEEDED } }') },
   { name: 'status = EXHAUSTED and eventType, 50', graphql: `{ deadLetters(first: 50, filter: { statuses: [EXHAUSTED], eventTypes: ["invoice.sent"] }) { edges { node { ${NODE} } } } }`, ...LIST_SQL(`status = 'EXHAUSTED' and event_type = $1`, ['invoice.sent']), postgraphile: PG_LIST('{ status: { equalTo: EXHAUSTED }, eventType: { equalTo: "invoice.sent" } }') },
   // A status with a field only dead_letters has. The first is the triage page; in the second the status is common (PENDING, 40%)
   // and the signature rarer (8%), the kind of filter that walks further on the state table than through the signature's index.
@@ -217,12 +219,20 @@ async function seed(): Promise<void> {
 
 // BENCH_EXHAUSTED_DAYS=n: EXHAUSTED events stay only among the seed's oldest n days; the newer ones
 // become SUCCEEDED, as if a redrive had worked and left behind the events it could not deliver.
+// BENCH_SUCCEEDED_DAYS=n: the same for SUCCEEDED events; the newer ones become EXHAUSTED, as if an
+// incident redriven n days after the seed began was followed by new failures.
 // The seed spreads every status evenly over 30 days, where a status page finds its rows among the
-// newest; in this shape "EXHAUSTED, newest first" has to get past 30 - n days of other events. The
-// change is made on dead_letters (the rival's status; triggers off, as it is not an event's change)
-// and on dead_letter_states through its triggers, so the rollups stay exact. Once per database:
-// a second run finds nothing newer to change.
-async function keepExhaustedOldest(days: number): Promise<void> {
+// newest; in these shapes "EXHAUSTED (SUCCEEDED), newest first" has to get past 30 - n days of other
+// events. The change is made on dead_letters (the rival's status; triggers off, as it is not an
+// event's change) and on dead_letter_states through its triggers, so the rollups stay exact. Once
+// per database: a second run finds nothing newer to change.
+const KEEP_OLDEST = {
+  EXHAUSTED: { env: 'BENCH_EXHAUSTED_DAYS', to: 'SUCCEEDED', set: `resolved_at = created_at` },
+  SUCCEEDED: { env: 'BENCH_SUCCEEDED_DAYS', to: 'EXHAUSTED', set: `resolved_at = null, resolved_by = null, next_attempt_at = null` },
+} as const;
+
+async function keepOldest(status: keyof typeof KEEP_OLDEST, days: number): Promise<void> {
+  const { env, to, set } = KEEP_OLDEST[status];
   const client = new pg.Client({ connectionString: BENCH_URL });
   await client.connect();
   try {
@@ -230,13 +240,12 @@ async function keepExhaustedOldest(days: number): Promise<void> {
     const { rows: [{ cutoff }] } = await client.query(`select min(created_at) + $1::int * interval '1 day' as cutoff from dead_letters`, [days]);
     await client.query('begin');
     await client.query('set local session_replication_role = replica');
-    await client.query(`update dead_letters set status = 'SUCCEEDED', resolved_at = created_at where status = 'EXHAUSTED' and created_at >= $1`, [cutoff]);
+    await client.query(`update dead_letters set status = '${to}', ${set} where status = '${status}' and created_at >= $1`, [cutoff]);
     await client.query('commit');
-    const { rowCount } = await client.query(`update dead_letter_states set status = 'SUCCEEDED', resolved_at = created_at
-                                               where status = 'EXHAUSTED' and created_at >= $1`, [cutoff]);
+    const { rowCount } = await client.query(`update dead_letter_states set status = '${to}', ${set} where status = '${status}' and created_at >= $1`, [cutoff]);
     await client.query('vacuum analyze dead_letters, dead_letter_states');
-    const { rows: [left] } = await client.query(`select count(*)::int as n from dead_letter_states where status = 'EXHAUSTED'`);
-    console.log(`BENCH_EXHAUSTED_DAYS=${days}: ${rowCount} newer EXHAUSTED events made SUCCEEDED, ${left.n} EXHAUSTED left, all created before ${cutoff.toISOString()} ` +
+    const { rows: [left] } = await client.query(`select count(*)::int as n from dead_letter_states where status = $1`, [status]);
+    console.log(`${env}=${days}: ${rowCount} newer ${status} events made ${to}, ${left.n} ${status} left, all created before ${cutoff.toISOString()} ` +
       `(${((performance.now() - started) / 1000).toFixed(1)} s).\n`);
   } finally {
     await client.end();
@@ -246,7 +255,9 @@ async function keepExhaustedOldest(days: number): Promise<void> {
 async function main(): Promise<void> {
   if (!SKIP_SEED) await seed();
   else await migrate(BENCH_URL); // a database seeded by an older checkout gets the newer migrations
-  if (process.env.BENCH_EXHAUSTED_DAYS) await keepExhaustedOldest(Number(process.env.BENCH_EXHAUSTED_DAYS));
+  for (const [status, { env }] of Object.entries(KEEP_OLDEST)) {
+    if (process.env[env]) await keepOldest(status as keyof typeof KEEP_OLDEST, Number(process.env[env]));
+  }
   const handle = createDb(BENCH_URL, { poolMax: 4, acquireTimeoutMs: 10_000, statementTimeoutMs: 60_000, applicationName: 'lazarus-bench' });
   const server = createGraphQLServer({ db: handle.db, logger: pino({ level: 'silent' }), graphiql: false, authenticate: () => LOCAL_PRINCIPAL, isReady: async () => true });
   const lazarusFetch: Fetch = async (url, init) => server.fetch(url, init);
