@@ -17,7 +17,7 @@ import { attachGraphQLWebSocket } from './api/webSocket.ts';
 import { createLivePubSub } from './live/liveEvents.ts';
 import { createChangeFeed } from './live/changeFeed.ts';
 import { createChangeListener, type ChangeListener } from './live/changeListener.ts';
-import { createListenerHealth, DEFAULT_DEGRADED_POLL_MS } from './live/listenerHealth.ts';
+import { createListenerHealth } from './live/listenerHealth.ts';
 import { createErrorGroupChangeSource, errorGroupHints } from './live/errorGroupChanges.ts';
 import { registerLiveMetrics } from './live/liveMetrics.ts';
 import type { Logger } from './logger.ts';
@@ -95,7 +95,6 @@ export async function startService(config: Config, logger: Logger, options: Retr
       feed,
       logger,
       normalPollMs: config.live.pollMs,
-      degradedPollMs: Math.min(config.live.pollMs, DEFAULT_DEGRADED_POLL_MS),
       notify: (channel, payload) => notify(api.pool, channel, payload),
     });
     await health.start();

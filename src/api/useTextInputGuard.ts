@@ -73,7 +73,7 @@ export function unstorableVariable(variables: Record<string, unknown> | null | u
   return undefined;
 
   function enter(item: unknown, parent: Container, step: string | number): string | undefined {
-    if (typeof item === 'string') return isUnstorable(item) ? pathOf({ value: {}, parent, step }) : undefined;
+    if (typeof item === 'string') return isUnstorable(item) ? pathOf({ parent, step }) : undefined;
     if (item !== null && typeof item === 'object') stack.push({ value: item as Record<string, unknown>, parent, step });
     return undefined;
   }
@@ -86,9 +86,10 @@ interface Container {
   step: string | number;
 }
 
-function pathOf(container: Container): string {
+/** The path to a container, or to a string (its parent and step alone). */
+function pathOf(at: Pick<Container, 'parent' | 'step'>): string {
   const steps: string[] = [];
-  for (let c: Container | null = container; c?.parent; c = c.parent) {
+  for (let c: Pick<Container, 'parent' | 'step'> | null = at; c?.parent; c = c.parent) {
     steps.push(typeof c.step === 'number' ? `[${c.step}]` : c.parent.parent ? `.${c.step}` : `$${c.step}`);
   }
   return steps.reverse().join('');

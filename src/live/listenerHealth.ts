@@ -8,7 +8,7 @@
 //  - probe lost after the previous one arrived: the session may be half-open or have lost its
 //    LISTEN (pg-boss#851), so the listener is dropped and reconnected (it then catches up).
 //  - probe lost at start-up or twice in a row: notifications do not work here (PgBouncer in
-//    transaction mode, a replica); state `degraded`, and the feed polls every `degradedPollMs`
+//    transaction mode, a replica); state `degraded`, and the feed polls every `degradedPollMs` (never less often than `normalPollMs`)
 //    so subscribers still get every change, later. Probing continues and recovers from it.
 // pg-listen does not expose its client, so `pg_listening_channels()` cannot be read on that
 // session; a NOTIFY that comes back proves more (the LISTEN exists and delivery works end to end).
@@ -76,11 +76,13 @@ export function createListenerHealth(deps: ListenerHealthDeps): ListenerHealth {
     }
   };
 
+  // Degraded, the feed polls at least as often as it does normally (LIVE_POLL_MS may be lower).
+  const degradedPollMs = Math.min(deps.degradedPollMs ?? DEFAULT_DEGRADED_POLL_MS, deps.normalPollMs);
   const setDegraded = (value: boolean) => {
     if (value === degraded) return;
     degraded = value;
-    deps.feed.setFallbackPollMs(value ? (deps.degradedPollMs ?? DEFAULT_DEGRADED_POLL_MS) : deps.normalPollMs);
-    if (value) logger.error({ pollMs: deps.degradedPollMs ?? DEFAULT_DEGRADED_POLL_MS }, 'NOTIFY does not reach the listener; the change feed falls back to polling');
+    deps.feed.setFallbackPollMs(value ? degradedPollMs : deps.normalPollMs);
+    if (value) logger.error({ pollMs: degradedPollMs }, 'NOTIFY does not reach the listener; the change feed falls back to polling');
     else logger.info('NOTIFY reaches the listener again; the change feed is event-driven again');
   };
 
