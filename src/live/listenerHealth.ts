@@ -8,8 +8,8 @@
 //  - probe lost after the previous one arrived: the session may be half-open or have lost its
 //    LISTEN (pg-boss#851), so the listener is dropped and reconnected (it then catches up).
 //  - probe lost at start-up or twice in a row: notifications do not work here (PgBouncer in
-//    transaction mode, a replica); state `degraded`, and the feed polls every `degradedPollMs` (never less often than `normalPollMs`)
-//    so subscribers still get every change, later. Probing continues and recovers from it.
+//    transaction mode, a replica); state `degraded`, and the feed polls every `degradedPollMs`
+//    (never less often than `normalPollMs`) so subscribers still get every change, later. Probing continues and recovers from it.
 // pg-listen does not expose its client, so `pg_listening_channels()` cannot be read on that
 // session; a NOTIFY that comes back proves more (the LISTEN exists and delivery works end to end).
 import { randomBytes } from 'node:crypto';
