@@ -10,9 +10,11 @@ export function suiteConfig(test: NonNullable<ViteUserConfig['test']>) {
     // files the .mjs entry, and graphql refuses to mix the two. Pin ours to the one Node uses.
     resolve: { alias: [{ find: /^graphql$/, replacement: require.resolve('graphql') }] },
     test: {
-      globalSetup: ['test/globalSetup.ts'],
+      // Chromium first: a run that cannot get it stops before starting PostgreSQL.
+      globalSetup: ['test/globalSetupChromium.ts', 'test/globalSetup.ts'],
       pool: 'forks',
-      testTimeout: 30_000,
+      // Generous: CI runs two suites side by side on 2 cores; a test asserts outcomes, never speed.
+      testTimeout: 60_000,
       hookTimeout: 120_000,
       teardownTimeout: 30_000,
       ...test,

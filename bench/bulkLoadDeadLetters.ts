@@ -84,14 +84,15 @@ export interface BulkLoadTimings {
 }
 
 /** The trigger path, for comparison and small seeds: one INSERT … SELECT through every trigger. */
-// Through lazarus_dead_letters, because updated_at lives on the state row; its INSTEAD OF trigger
+// Through dead_letters_current, because updated_at lives on the state row; its INSTEAD OF trigger
 // inserts the state row, then the event row, whose own triggers then run as for any insert.
 export async function insertThroughTriggers(client: pg.ClientBase, lo: number, hi: number, now: Date, mix: StatusMix = 'read'): Promise<void> {
-  await client.query(`insert into lazarus_dead_letters (${SYNTHETIC_COLUMNS.join(', ')}) ${syntheticDeadLettersSelect(mix)}`, [lo, hi, now]);
+  await client.query(`insert into dead_letters_current (${SYNTHETIC_COLUMNS.join(', ')}) ${syntheticDeadLettersSelect(mix)}`, [lo, hi, now]);
 }
 
-/** The synthetic columns that live on dead_letters itself (updated_at is the state row's). */
-const EVENT_COLUMNS = SYNTHETIC_COLUMNS.filter((c) => c !== 'updated_at');
+/** The synthetic columns that live on dead_letters itself (the state is the state row's). */
+const STATE_COLUMNS: readonly string[] = ['status', 'attempts', 'next_attempt_at', 'updated_at'];
+const EVENT_COLUMNS = SYNTHETIC_COLUMNS.filter((c) => !STATE_COLUMNS.includes(c));
 
 // tg_dead_letters__error_group_id's group id is computed once per distinct (event type, error kind,
 // message signature, stack) of a chunk, not once per row: per row, the stack frames and the md5 cost
@@ -109,8 +110,8 @@ with r as materialized (
          lazarus_error_group_id(event_type, error_kind::"ErrorKind", lazarus_group_signature(null, signature, stack_key)) as group_id
     from r group by 1, 2, 3, 4
 ), added as (
-  insert into dead_letters (id, ${EVENT_COLUMNS.join(', ')}, resolved_at, error_signature, error_group_id)
-  select r.id, ${EVENT_COLUMNS.map((c) => `r.${c}`).join(', ')}, r.resolved_at, r.signature, g.group_id
+  insert into dead_letters (id, ${EVENT_COLUMNS.join(', ')}, error_signature, error_group_id)
+  select r.id, ${EVENT_COLUMNS.map((c) => `r.${c}`).join(', ')}, r.signature, g.group_id
     from r join groups g using (event_type, error_kind, signature, stack_key)
   returning id, created_at, error_message, error_stack
 ), states as (
@@ -125,24 +126,24 @@ with r as materialized (
 )
 select count(*)::int as n from added`;
 
-const ROLLUPS_SQL = `
+const ROLLUPS_SQL = (view: string) => `
 insert into dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
 select lazarus_rollup_bucket(created_at), event_type, queue, error_kind, status, count(*), sum(attempts)
-  from dead_letters group by 1, 2, 3, 4, 5`;
+  from ${view} group by 1, 2, 3, 4, 5`;
 const SIGNATURE_ROLLUPS_SQL = `
 insert into dead_letter_signature_rollups (bucket, error_signature, event_type, queue, error_kind, count)
 select lazarus_rollup_bucket(created_at), error_signature, event_type, queue, error_kind, count(*)
   from dead_letters group by 1, 2, 3, 4, 5`;
 
 // The trigger's own SELECT over the whole table (the synthetic rows set no fingerprint).
-const GROUP_DELTAS_SQL = `
+const GROUP_DELTAS_SQL = (view: string) => `
 insert into error_group_deltas (group_id, event_type, error_kind, signature, bucket, total, unresolved, failures, requeued,
                                 first_seen, last_seen, queues, sources, sample_id)
 select error_group_id, event_type, error_kind,
        lazarus_group_signature(min(fingerprint), min(error_signature), max(error_stack collate "C")), lazarus_rollup_bucket(created_at),
        count(*), sum(lazarus_is_unresolved(status)), sum(lazarus_is_unresolved(status)), 0,
        min(created_at), max(created_at), array_agg(distinct queue), array_agg(distinct source), min(id)
-  from dead_letters group by error_group_id, event_type, error_kind, lazarus_rollup_bucket(created_at)`;
+  from ${view} group by error_group_id, event_type, error_kind, lazarus_rollup_bucket(created_at)`;
 
 /** Folds the whole error-group ledger, as the service's folder would. */
 export async function foldAllErrorGroups(client: pg.ClientBase): Promise<void> {
@@ -233,12 +234,13 @@ export async function bulkLoadDeadLetters(options: BulkLoadOptions): Promise<Bul
     }
     const indexTask = (index: (typeof indexes)[number]) => ({ name: `index ${index.name}`, run: (client: pg.Client) => client.query(index.def) });
     const byTable = (a: (typeof indexes)[number], b: (typeof indexes)[number]) => Number(b.table === 'dead_letters') - Number(a.table === 'dead_letters');
+    const view = await currentStateView(admin);
     const tasks: Array<{ name: string; run: (client: pg.Client) => Promise<unknown> }> = [
       ...indexes.filter((i) => i.gin).sort(byTable).map(indexTask),
-      { name: 'rollups', run: (client) => client.query(ROLLUPS_SQL) },
+      { name: 'rollups', run: (client) => client.query(ROLLUPS_SQL(view)) },
       { name: 'signature rollups', run: (client) => client.query(SIGNATURE_ROLLUPS_SQL) },
       // The fold runs on the admin connection: its own writes go through error_groups' triggers.
-      { name: 'error groups', run: async (client) => { await client.query(GROUP_DELTAS_SQL); await foldAllErrorGroups(admin); } },
+      { name: 'error groups', run: async (client) => { await client.query(GROUP_DELTAS_SQL(view)); await foldAllErrorGroups(admin); } },
       ...indexes.filter((i) => !i.gin).sort(byTable).map(indexTask),
     ];
     await runOnEach(clients, tasks, async (client, task) => {
@@ -272,6 +274,17 @@ export interface DerivedTablesCheck {
 }
 
 /**
+ * The view of every event with its current state: dead_letters_current since migration
+ * 20261203110000_state_only_in_states, lazarus_dead_letters before it (bench:upgrade seeds the
+ * previous release's schema).
+ */
+async function currentStateView(client: pg.ClientBase): Promise<string> {
+  const { rows: [row] } = await client.query<{ view: string }>(
+    `select coalesce(to_regclass('dead_letters_current'), to_regclass('lazarus_dead_letters'))::text as view`);
+  return row!.view;
+}
+
+/**
  * Compares what the INSERT triggers maintain with a scan of dead_letters: both rollup ledgers
  * group by group (count and attempts, summed over ledger rows), the folded error groups' counts, the error-text side table and the
  * RECORDED history rows by count and checksums. Throws when anything differs.
@@ -279,9 +292,10 @@ export interface DerivedTablesCheck {
 export async function verifyDerivedTables(url: string): Promise<DerivedTablesCheck> {
   const clients = await Promise.all([connect(url), connect(url)]);
   try {
+    const view = await currentStateView(clients[0]!);
     const [rollups, signatures, sides] = [
       `with scan as (select lazarus_rollup_bucket(created_at) as bucket, event_type, queue, error_kind, status, count(*) as count, sum(attempts) as attempts
-                       from lazarus_dead_letters group by 1, 2, 3, 4, 5),
+                       from ${view} group by 1, 2, 3, 4, 5),
             ledger as (select bucket, event_type, queue, error_kind, status, sum(count) as count, sum(attempts) as attempts
                          from dead_letter_rollups group by 1, 2, 3, 4, 5 having sum(count) <> 0 or sum(attempts) <> 0)
        select count(*)::int as groups, count(*) filter (where s.count is distinct from l.count or s.attempts is distinct from l.attempts)::int as differing
@@ -301,7 +315,7 @@ export async function verifyDerivedTables(url: string): Promise<DerivedTablesChe
                  from dead_letter_actions where action = 'RECORDED') as recorded`,
     ];
     const groups = `with scan as (select error_group_id as id, count(*) as total, sum(lazarus_is_unresolved(status)) as unresolved
-                                      from lazarus_dead_letters group by 1)
+                                      from ${view} group by 1)
        select count(*)::int as groups,
               count(*) filter (where s.total is distinct from g.total_count or s.unresolved is distinct from g.unresolved_count)::int as differing
          from scan s full join error_groups g using (id)`;

@@ -8,7 +8,9 @@
 //   5. bytes on the wire (Chromium's encoded byte counts) for a first and a repeat visit of the
 //      console and of GraphiQL, next to Yoga's own GraphiQL page, which is sent whole every time.
 // Env: BENCH_ADMIN_URL (a database we may CREATE DATABASE on), BENCH_ROWS (1,000,000),
-// BENCH_RUNS (5), BENCH_COMMITS (50), BENCH_LOAD_RATE (1000), BENCH_LOAD_SECONDS (30), CHROMIUM_PATH.
+// BENCH_RUNS (5), BENCH_COMMITS (50), BENCH_LOAD_RATE (1000), BENCH_LOAD_SECONDS (30), CHROMIUM_PATH;
+// BENCH_KEEP_DB=1 keeps the seeded database, and a later BENCH_SKIP_SEED=1 run measures on it (a 1M
+// seed takes 10–20 minutes here: seed while the machine is busy, measure when it is quiet).
 import { readFile, stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
@@ -16,7 +18,7 @@ import pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
 import { migrate } from '../src/db/migrate.ts';
 import { startServiceProcess } from './serviceProcess.ts';
-import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
+import { createDatabase, dropDatabase, withDatabase } from '../test/helpers/databases.ts';
 import { launchChromium } from '../test/helpers/browser.ts';
 
 const adminUrl = process.env.BENCH_ADMIN_URL ?? process.env.TEST_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -25,6 +27,8 @@ const runs = Number(process.env.BENCH_RUNS ?? 5);
 const commits = Number(process.env.BENCH_COMMITS ?? 50);
 const loadRate = Number(process.env.BENCH_LOAD_RATE ?? 1000);
 const loadSeconds = Number(process.env.BENCH_LOAD_SECONDS ?? 30);
+const KEEP_DB = process.env.BENCH_KEEP_DB === '1';
+const SKIP_SEED = process.env.BENCH_SKIP_SEED === '1';
 const dist = fileURLToPath(new URL('../web/dist', import.meta.url));
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil((p / 100) * xs.length) - 1)]!;
@@ -47,7 +51,19 @@ async function seed(pool: pg.Pool): Promise<void> {
       [done, n],
     );
   }
-  await pool.query('analyze dead_letters');
+  // A day of delivery attempts for the charts: one for every fifth event (200,000 at 1M), over the
+  // last 24 h, five targets, durations from 5 ms to ~2 s; the insert trigger fills the rollups.
+  for (let done = 0; done < rows; done += chunk) {
+    await pool.query(
+      `insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, duration_ms, outcome, target, status_code)
+       select id, 1, 'bench', now() - (id * 7919 % 86400) * interval '1 second', 5 + (id * 104729 % 2000) / (1 + id % 4),
+              case when id % 9 = 0 then 'FAILED' else 'SUCCEEDED' end::"AttemptOutcome", 'api-' || (id % 5) || '.example.com',
+              case when id % 9 = 0 then 503 else 200 end
+         from dead_letters where id > $1 and id <= $1 + $2 and id % 5 = 0`,
+      [done, chunk],
+    );
+  }
+  await pool.query('analyze dead_letters; analyze delivery_attempts; analyze delivery_attempt_rollups');
 }
 
 async function timeQuery(url: string, query: string, variables: object = {}): Promise<number> {
@@ -94,36 +110,43 @@ async function wireBytes(browser: Browser, url: string, ready: (page: Page) => P
 
 async function main(): Promise<void> {
   const name = 'lazarus_bench_console';
-  await dropDatabase(adminUrl, name);
-  const dbUrl = await createDatabase(adminUrl, name);
-  await migrate(dbUrl);
+  const dbUrl = SKIP_SEED ? withDatabase(adminUrl, name) : (await dropDatabase(adminUrl, name), await createDatabase(adminUrl, name));
   const pool = new pg.Pool({ connectionString: dbUrl, max: 10 });
   // pool.end() resolves once its clients are told to end, not once their backends are gone; the
   // database's DROP … WITH (FORCE) right after may then terminate one, and the client reports that
   // on the pool (a CI smoke crashed on it, 57P01). Nothing is left to lose by then.
   pool.on('error', () => {});
-  const seedStarted = performance.now();
-  await seed(pool);
-  process.stderr.write(`seeded ${rows.toLocaleString('en-US')} rows in ${ms(performance.now() - seedStarted)}\n`);
-  const service = await startServiceProcess(dbUrl, { GRAPHIQL_ENABLED: 'true' });
-  const browser = await launchChromium();
   const table: [string, string, string][] = [];
+  let service: Awaited<ReturnType<typeof startServiceProcess>> | null = null;
+  let browser: Awaited<ReturnType<typeof launchChromium>> | null = null;
   try {
-    const overviewReady = (p: Page) => Promise.all([p.getByTestId('count-total').filter({ hasText: /\d/ }).waitFor({ timeout: 60_000 }), p.getByText('Top errors').waitFor({ timeout: 60_000 })]);
+    await migrate(dbUrl);
+    if (!SKIP_SEED) {
+      const seedStarted = performance.now();
+      await seed(pool);
+      process.stderr.write(`seeded ${rows.toLocaleString('en-US')} rows in ${ms(performance.now() - seedStarted)}\n`);
+    }
+    service = await startServiceProcess(dbUrl, { GRAPHIQL_ENABLED: 'true' });
+    browser = await launchChromium();
+    const overviewReady = (p: Page) => Promise.all([p.getByTestId('count-total').filter({ hasText: /\d/ }).waitFor({ timeout: 60_000 }), p.getByText('Top errors').waitFor({ timeout: 60_000 }), p.getByTestId('delivery-row').first().waitFor({ timeout: 60_000 })]);
     const listReady = (p: Page) => Promise.all([p.getByTestId('row').first().waitFor({ timeout: 60_000 }), p.getByTestId('matching').filter({ hasText: /\d/ }).waitFor({ timeout: 60_000 })]);
     await firstRender(browser, `${service.url}/`, overviewReady); // warm the service's statement caches once
     const overview: number[] = [];
     const list: number[] = [];
     const overviewQuery: number[] = [];
     const listQuery: number[] = [];
+    const chartQuery: Record<string, number[]> = { HOUR: [], DAY: [] };
+    const charts = `query ($window: DeliveryWindow!) { deliveryStats(window: $window, groupBy: EVENT_TYPE) { stepStarts series { key deliveries successRate p50Ms p95Ms perMinute } } }`;
     const hour = Math.ceil(Date.now() / 3_600_000) * 3_600_000;
     for (let i = 0; i < runs; i++) {
       overview.push(await firstRender(browser, `${service.url}/`, overviewReady));
       list.push(await firstRender(browser, `${service.url}/failures`, listReady));
-      overviewQuery.push(await timeQuery(service.url, `query ($from: DateTime!, $to: DateTime!) { deadLetterStats { oldestPendingAgeSeconds retrySuccessRate timeSeries(bucket: HOUR, from: $from, to: $to) { start count } topErrors(limit: 8) { signature count firstSeen lastSeen sampleId } } redrives(first: 10, statuses: [RUNNING, PAUSED]) { id } }`, { from: new Date(hour - 86_400_000).toISOString(), to: new Date(hour).toISOString() }));
+      overviewQuery.push(await timeQuery(service.url, `query ($from: DateTime!, $to: DateTime!) { deadLetterStats { oldestPendingAgeSeconds retrySuccessRate timeSeries(bucket: HOUR, from: $from, to: $to) { start count } topErrors(limit: 8) { signature count firstSeen lastSeen sampleId } } redrives(first: 10, statuses: [RUNNING, PAUSED]) { id } deliveryStats(window: HOUR, groupBy: EVENT_TYPE) { stepStarts series { key deliveries successRate p50Ms p95Ms perMinute } } }`, { from: new Date(hour - 86_400_000).toISOString(), to: new Date(hour).toISOString() }));
+      for (const w of ['HOUR', 'DAY']) chartQuery[w]!.push(await timeQuery(service.url, charts, { window: w }));
       listQuery.push(await timeQuery(service.url, `{ deadLetters(first: 100) { boundedCount(limit: 10000) { count exact } pageInfo { hasNextPage endCursor } edges { node { id status eventType queue source attempts createdAt updatedAt nextAttemptAt error { kind message } } } } }`));
     }
     table.push(['overview first render (median / max)', `${ms(pct(overview, 50))} / ${ms(Math.max(...overview))}`, `≤ 1,500 ms; its queries alone: ${ms(pct(overviewQuery, 50))}`]);
+    table.push(['delivery charts query alone, last hour / last day (median)', `${ms(pct(chartQuery.HOUR!, 50))} / ${ms(pct(chartQuery.DAY!, 50))}`, `from the rollups; ${(rows / 5).toLocaleString('en-US')} attempts over the day`]);
     table.push(['failures list first render (median / max)', `${ms(pct(list, 50))} / ${ms(Math.max(...list))}`, `≤ 1,500 ms; its query alone: ${ms(pct(listQuery, 50))}`]);
 
     // Commit to screen: the tail records when each id appears; inserts are spaced 100 ms apart.
@@ -196,10 +219,10 @@ async function main(): Promise<void> {
     const yogaPage = Buffer.byteLength(renderGraphiQL({ title: 'Lazarus' }));
     table.push(['GraphiQL bytes on the wire: first / repeat visit', `${kb(giFirst)} / ${kb(giRepeat)}`, `Yoga's inline page: ${kb(yogaPage)} uncompressed, every visit`]);
   } finally {
-    await browser.close();
-    await service.stop();
+    await browser?.close();
+    await service?.stop();
     await pool.end();
-    await dropDatabase(adminUrl, name);
+    if (!KEEP_DB) await dropDatabase(adminUrl, name);
   }
   process.stdout.write(`\nbench:console, ${rows.toLocaleString('en-US')} rows\n\n| measure | result | bar / baseline |\n|---|---|---|\n`);
   for (const [a, b, c] of table) process.stdout.write(`| ${a} | ${b} | ${c} |\n`);

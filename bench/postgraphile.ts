@@ -1,5 +1,5 @@
 // The do-it-yourself rival of issue #3 for bench/read.ts: PostGraphile 5 (amber preset) with
-// postgraphile-plugin-connection-filter, pointed at the bench database's `public` schema. Requests
+// postgraphile-plugin-connection-filter, pointed at the bench database's `rival` schema (one wide table, see rivalTable in bench/read.ts). Requests
 // go through grafserv's WHATWG adaptor, an @whatwg-node/server adapter like Yoga, so both servers
 // are timed from the same `fetch(Request)` call in this process: body parse, parse/validate (both
 // cache documents), plan/execute, JSON response. A benchmark dev dependency only; the service never
@@ -27,7 +27,7 @@ export async function createPostGraphileRival(pool: Pool): Promise<PostGraphileR
   const pgl = postgraphile({
     extends: [PostGraphileAmberPreset, PostGraphileConnectionFilterPreset],
     plugins: [pgSmartTags(FILTERABLE.map((match) => ({ kind: 'attribute', match, tags: { behavior: '+attribute:filterBy' } })))],
-    pgServices: [makePgService({ pool, schemas: ['public'], pubsub: false })],
+    pgServices: [makePgService({ pool, schemas: ['rival'], pubsub: false })],
     grafserv: { graphqlPath: '/graphql', graphiql: false, watch: false },
     grafast: { explain: false },
   });

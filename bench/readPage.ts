@@ -17,7 +17,7 @@ const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 2000);
 const WARMUPS = Number(process.env.BENCH_WARMUPS ?? 300);
 
 const NODE = 'id eventType status attempts createdAt error { kind message }';
-const SQL = (where: string) => `select id, event_type, status, attempts, created_at, error_kind, error_message from lazarus_dead_letters where ${where} order by created_at desc, id desc limit 51`;
+const SQL = (where: string) => `select id, event_type, status, attempts, created_at, error_kind, error_message from dead_letters_current where ${where} order by created_at desc, id desc limit 51`;
 const SHAPES = [
   { name: 'newest 50, no count', filter: '', sql: SQL('true'), params: [] },
   { name: 'status = EXHAUSTED, 50', filter: ', filter: { statuses: [EXHAUSTED] }', sql: SQL(`status = 'EXHAUSTED'`), params: [] },

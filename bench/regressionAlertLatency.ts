@@ -47,7 +47,7 @@ export async function measureRegressionAlerts(url: string, samples: number): Pro
   let service: Awaited<ReturnType<typeof startServiceProcess>> | null = null;
   try {
     await client.query('truncate dead_letters, dead_letter_actions, delivery_attempts, redrives, redrive_items, redrive_actions');
-    await client.query('truncate alerts, alert_throttles, alert_rules restart identity');
+    await client.query('truncate alerts, alert_throttles, alert_rule_windows, alert_rules restart identity');
     // RESOLVED groups: their first (and only) event is resolved.
     await client.query(`insert into dead_letters (event_type, error_kind, error_message, fingerprint, status)
       select 'order.placed', 'DOWNSTREAM_API', 'HTTP 503', 'regress-' || i, 'RESOLVED' from generate_series(1, $1::int) i`, [samples]);

@@ -41,7 +41,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { createDb } from '../src/db/createDb.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { startPeriodic } from '../src/workers/periodic.ts';
+import { startPeriodic } from '../src/runtime/periodic.ts';
 import { RETENTION_BATCH, RETENTION_REST_RATIO, runRetentionPass, type RetentionPassOptions } from '../src/workers/retention.ts';
 import { createDatabase, dropDatabase, randomDatabaseName, withDatabase } from '../test/helpers/databases.ts';
 import { bulkLoadDeadLetters } from './bulkLoadDeadLetters.ts';
@@ -81,7 +81,7 @@ async function seedAroundHistory(url: string): Promise<void> {
     // No trigger on delivery_attempts builds state (stamp: the columns' defaults; notify: a hint).
     await client.query('set session_replication_role = replica');
     await client.query(`insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, finished_at, duration_ms, outcome)
-                        select id, attempts, 'seed', resolved_at, resolved_at, 12, 'SUCCEEDED' from dead_letters`);
+                        select id, attempts, 'seed', resolved_at, resolved_at, 12, 'SUCCEEDED' from dead_letters_current`);
     await client.query('set session_replication_role = origin');
     await client.query(`insert into dead_letters (event_type, status, next_attempt_at, created_at, error_message)
                         select 'bench.unresolved', s.status::"DeadLetterStatus", case when s.status = 'PENDING' then now() + interval '1 year' end,

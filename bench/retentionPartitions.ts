@@ -20,12 +20,16 @@ export async function buildPartitionedCopy(url: string): Promise<void> {
   const [a, b] = clients as [pg.Client, pg.Client];
   try {
     await a.query(`create table retain_weeks (like dead_letters including defaults including generated) partition by list (status)`);
+    // The do-it-yourself table holds the state itself: dead_letters' state columns are inputs only,
+    // without defaults (the state trigger applies them), so the copy gets the state defaults back.
+    await a.query(`alter table retain_weeks alter column status set default 'PENDING', alter column attempts set default 0,
+                     alter column next_attempt_at set default now()`);
     await a.query(`create table retain_weeks_open partition of retain_weeks for values in ('PENDING', 'PROCESSING', 'EXHAUSTED')`);
     await a.query(`create table retain_weeks_finished partition of retain_weeks for values in ('SUCCEEDED', 'RESOLVED', 'DISCARDED')
                    partition by range (resolved_at)`);
     const { rows: weeks } = await a.query<{ name: string; lo: string; hi: string }>(`
       select 'retain_weeks_' || to_char(w, 'YYYYMMDD') as name, w::text as lo, (w + interval '1 week')::text as hi
-        from generate_series(date_trunc('week', (select min(resolved_at) from dead_letters)), date_trunc('week', now()) + interval '1 week',
+        from generate_series(date_trunc('week', (select min(resolved_at) from dead_letters_current)), date_trunc('week', now()) + interval '1 week',
                              interval '1 week') w`);
     for (const w of weeks) await a.query(`create table ${w.name} partition of retain_weeks_finished for values from ('${w.lo}') to ('${w.hi}')`);
     const { rows: cols } = await a.query<{ name: string }>(`
@@ -34,8 +38,9 @@ export async function buildPartitionedCopy(url: string): Promise<void> {
     const list = cols.map((c) => c.name).join(', ');
     const { rows: [range] } = await a.query<{ max: string }>('select coalesce(max(id), 0)::text as max from dead_letters');
     const half = Math.ceil(Number(range!.max) / 2);
-    await Promise.all([a.query(`insert into retain_weeks (${list}) select ${list} from dead_letters where id <= $1`, [half]),
-      b.query(`insert into retain_weeks (${list}) select ${list} from dead_letters where id > $1`, [half])]);
+    // From the view: dead_letters' state columns are inputs only (NULL), the current state is the view's.
+    await Promise.all([a.query(`insert into retain_weeks (${list}) select ${list} from dead_letters_current where id <= $1`, [half]),
+      b.query(`insert into retain_weeks (${list}) select ${list} from dead_letters_current where id > $1`, [half])]);
     log(`retain_weeks: rows copied`);
     const { rows: defs } = await a.query<{ def: string }>(`
       select pg_get_indexdef(i.indexrelid) as def from pg_index i

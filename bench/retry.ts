@@ -15,21 +15,29 @@
 //                    redrive into a receiver that is half down. Timed until every event succeeded.
 //   raw SQL          the same writes as plain SQL, overlapped the same way on two connections: the limit
 //   graphile-worker  (devDependency, pinned) schema graphile_worker, concurrency 10, pool of 11,
-//                    prepared statements on, no-op task, with the batching its performance docs
-//                    recommend: localQueue.size 11, completeJobBatchDelay/failJobBatchDelay 25 ms
-//   pg-boss          (devDependency, pinned) schema pgboss, work() with localConcurrency 10,
-//                    batchSize 100, burstWhenBatchFull, pool of 11, no-op handler; supervise and
-//                    schedule off (no maintenance or cron timers during the drain)
+//                    prepared statements on, no-op task, at the settings of its published best
+//                    figures (GW_SETTINGS below, with the pages they come from): localQueue.size
+//                    500 with a 10 ms refetchDelay, completeJobBatchDelay and failJobBatchDelay 0
+//   pg-boss          (devDependency, pinned) schema pgboss, no-op batch handler, pool of 11, the
+//                    throughput options its work() docs give (PB_SETTINGS below): localConcurrency
+//                    10, batchSize 100, burstWhenBatchFull, pollingIntervalSeconds 0.5 (its
+//                    minimum); supervise and schedule off (no maintenance or cron timers in a drain)
+// Every contestant drains at concurrency 10 with batches of 100 where it batches at all.
 // Peer jobs carry the same JSON as the events (orderId, customer, 12 lines, plus the ~2 KB stack),
 // are seeded in bulk (add_jobs / insert() in batches of 1,000) and timed from starting the worker
 // until the peer's own table says every job is completed (polled every 100 ms once the handler has
 // seen them all); the handler count and the table must both equal BENCH_EVENTS or the bench fails.
-// Prints each run, then the median events/s per contestant and issue 20's bars: lazarus /
-// graphile-worker (≥ 1.0), lazarus / pg-boss (≥ 0.6), the failing phase (≥ 0.5) and WAL records
-// per delivered event (≤ 20); lazarus / raw SQL beside them. Beside events/s, each contestant's
-// PostgreSQL backend CPU per job (its connections, by application_name, /proc/<pid>/stat when the
-// server runs on this machine): the database's share of the work, which a shared machine's noise
-// moves far less than events/s.
+// The contestants interleave: odd runs go in the order above, even runs in reverse (A B C C B A
+// A B C …), so a load spike on the shared machine lands on neighbours of both kinds, and each
+// run's ratios compare drains that ran minutes apart at most.
+// Prints each run, then one table: per contestant the median events/s, lazarus ÷ it, its
+// PostgreSQL backend CPU per job (its connections, by application_name: utime + stime from
+// /proc/<pid>/stat before and after the drain, when the server runs on this machine; the
+// database's share of the work, which a shared machine's noise moves far less than events/s) and
+// the WAL records per job its database wrote (bench/walCount.ts); then issue 20's bars: lazarus ÷
+// graphile-worker (≥ 1.0), lazarus ÷ pg-boss (≥ 0.6), the failing phase (≥ 0.5) and WAL records
+// per delivered event (≤ 20). A failure anywhere stops the workers, ends the pools, drops the
+// scratch database and exits non-zero with the error.
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { run as runGraphileWorker, runMigrations as migrateGraphileWorker, Logger as GraphileLogger, type Runner } from 'graphile-worker';
@@ -55,6 +63,22 @@ const POLL_MS = 100;
 /** A peer whose handler count stops moving this long has stalled: fail instead of waiting forever. */
 const STALL_MS = 60_000;
 const logger = pino({ level: 'warn' });
+
+// Each peer at its own documented best, printed with the page each setting comes from.
+const GW_SETTINGS = {
+  localQueue: { size: 500, refetchDelay: { durationMs: 10 } },
+  completeJobBatchDelay: 0,
+  failJobBatchDelay: 0,
+} as const;
+const GW_SOURCES = [
+  'https://worker.graphile.org/docs/performance (the configuration of its "Quick stats": localQueue.size 500, batch delays 0)',
+  'https://github.com/graphile/worker/blob/main/perfTest/graphile.config.js (its perfTest preset: the same plus refetchDelay.durationMs 10)',
+];
+const PB_SETTINGS = { localConcurrency: CONCURRENCY, batchSize: BATCH, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 } as const;
+const PB_SOURCES = [
+  'https://pgboss.io/api/workers (work(): localConcurrency, batchSize, burstWhenBatchFull "fetches continuously", pollingIntervalSeconds ≥ 0.5; pg-boss publishes no performance page)',
+  'https://pgboss.io/api/constructor (supervise, schedule)',
+];
 const version = (pkg: string) =>
   (JSON.parse(readFileSync(new URL(`../node_modules/${pkg}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
 
@@ -128,7 +152,7 @@ try {
         : { ok: true as const, statusCode: null, responseBody: null },
       config: {
         workerId: 'bench', batchSize: BATCH, concurrency: CONCURRENCY, leaseSeconds: 30,
-        pollIntervalMs: 50, shutdownTimeoutMs: 10_000, retentionMs: null, retentionIntervalMs: 60_000,
+        pollIntervalMs: 50, shutdownTimeoutMs: 10_000,
       },
     });
     let done = 0;
@@ -152,7 +176,6 @@ try {
 
   // graphile-worker: its own pool (concurrency + 1 for the LISTEN connection, as in its performance
   // docs), migrated once up front so the timer covers starting the worker pool and the drain only.
-  const gwVersion = version('graphile-worker');
   const gwPool = new pg.Pool({ connectionString: dbUrl, max: CONCURRENCY + 1, application_name: 'bench-graphile-worker' });
   gwPool.on('error', () => {});
   gwPool.on('connect', (client) => client.on('error', () => {})); // graphile-worker checks for both
@@ -181,14 +204,13 @@ try {
     drain: async () => {
       gwRunner = await runGraphileWorker({
         ...gwOptions, concurrency: CONCURRENCY, crontab: '',
-        // The batching its performance docs recommend for high throughput (and as a starting point:
-        // localQueue of concurrency + 1, 25 ms completion/failure batching).
-        preset: { worker: { localQueue: { size: CONCURRENCY + 1 }, completeJobBatchDelay: 25, failJobBatchDelay: 25 } },
+        preset: { worker: GW_SETTINGS },
         taskList: { bench: async () => { gwHandled += 1; } },
       });
-      // Completing a job deletes it: drained when the jobs table is empty.
+      // Completing a job deletes it: drained when the jobs table is empty. Asked on the bench's
+      // own pool, so the polling counts in no contestant's CPU.
       await waitUntilDrained('graphile-worker', () => gwHandled, async () =>
-        (await gwPool.query<{ n: number }>('select count(*)::int as n from graphile_worker._private_jobs')).rows[0]!.n === 0);
+        (await pool.query<{ n: number }>('select count(*)::int as n from graphile_worker._private_jobs')).rows[0]!.n === 0);
       return gwHandled;
     },
     stop: async () => {
@@ -199,7 +221,6 @@ try {
   };
 
   // pg-boss: one instance for all runs, started (and migrated) up front; the timer covers work().
-  const pbVersion = version('pg-boss');
   const QUEUE = 'bench';
   const boss = new PgBoss({
     connectionString: dbUrl, schema: 'pgboss', max: CONCURRENCY + 1, application_name: 'bench-pg-boss',
@@ -225,7 +246,7 @@ try {
     },
     drain: async () => {
       pbWorking = true;
-      await boss.work(QUEUE, { localConcurrency: CONCURRENCY, batchSize: BATCH, burstWhenBatchFull: true, pollingIntervalSeconds: 0.5 },
+      await boss.work(QUEUE, PB_SETTINGS,
         async (jobs) => { pbHandled += jobs.length; });
       let completed = 0;
       await waitUntilDrained('pg-boss', () => pbHandled, async () => {
@@ -246,18 +267,9 @@ try {
     },
   };
 
-  // WAL records written while Lazarus drains, per delivered event (bench/walCount.ts: the server's
-  // WAL in the drain's range, so anything else writing to this PostgreSQL meanwhile counts too).
-  const walPerEvent: Record<string, number[]> = { lazarus: [], 'lazarus, half fail once': [] };
-  const measuringWal = (label: string, drain: () => Promise<number>) => async () => {
-    const before = await walPosition(pool);
-    const n = await drain();
-    walPerEvent[label]!.push((await walSince(pool, before)).records / n);
-    return n;
-  };
   const contestants: Contestant[] = [
-    { label: 'lazarus', seed, drain: measuringWal('lazarus', () => lazarus(false)), app: 'lazarus-retry' },
-    { label: 'lazarus, half fail once', seed, drain: measuringWal('lazarus, half fail once', () => lazarus(true)), app: 'lazarus-retry' },
+    { label: 'lazarus', seed, drain: () => lazarus(false), app: 'lazarus-retry' },
+    { label: 'lazarus, half fail once', seed, drain: () => lazarus(true), app: 'lazarus-retry' },
     { label: 'raw', seed, drain: raw, app: 'bench-raw' },
     graphileWorker,
     pgBoss,
@@ -274,19 +286,32 @@ try {
     }
     return used;
   };
-  const cpuPerJob: Record<string, number[]> = Object.fromEntries(contestants.map((c) => [c.label, []]));
   cleanups.push(async () => { for (const c of contestants) await c.stop?.(); });
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const results: Record<string, number[]> = Object.fromEntries(contestants.map((c) => [c.label, []]));
+  const byLabel = <T>(make: () => T) => Object.fromEntries(contestants.map((c) => [c.label, make()])) as Record<string, T>;
+  const results = byLabel<number[]>(() => []);
+  const cpuPerJob = byLabel<number[]>(() => []);
+  /** WAL records this database wrote during each drain, per job drained (bench/walCount.ts). */
+  const walPerJob = byLabel<number[]>(() => []);
   const width = Math.max(...contestants.map((c) => c.label.length));
+
+  console.log(`graphile-worker ${version('graphile-worker')}: concurrency ${CONCURRENCY}, pool of ${CONCURRENCY + 1}, preset.worker ${JSON.stringify(GW_SETTINGS)}`);
+  for (const source of GW_SOURCES) console.log(`  from ${source}`);
+  console.log(`pg-boss ${version('pg-boss')}: pool of ${CONCURRENCY + 1}, supervise and schedule off, work() ${JSON.stringify(PB_SETTINGS)}`);
+  for (const source of PB_SOURCES) console.log(`  from ${source}`);
+  console.log(`lazarus: startRetryLoop batchSize ${BATCH}, concurrency ${CONCURRENCY}, pool of 4; raw SQL: bench/rawDrain.ts on a pool of 2\n`);
+
   for (let run = 1; run <= RUNS; run++) {
-    for (const { label, seed: seedFor, drain, stop, app } of contestants) {
+    // A B C, then C B A: a load spike lands on both sides of a comparison.
+    const order = run % 2 === 1 ? contestants : [...contestants].reverse();
+    for (const { label, seed: seedFor, drain, stop, app } of order) {
       await seedFor();
       // Untimed: every drain starts from a vacuumed database and a fresh checkpoint, so none drains
       // while autovacuum cleans up after the one before it (a peer's 50,000 finished or deleted
       // jobs) or a checkpoint that its WAL brought on lands in it.
       await pool.query('vacuum');
       await pool.query('checkpoint');
+      const walFrom = await walPosition(pool);
       const cpuBefore = await backendCpuMs(app);
       const started = performance.now();
       let n: number;
@@ -305,47 +330,59 @@ try {
         await stop?.();
       }
       if (n !== EVENTS) throw new Error(`${label} drained ${n} of ${EVENTS}`);
+      // After stop(): a peer's last batched completions are written by then.
+      walPerJob[label]!.push((await walSince(pool, walFrom)).records / n);
       results[label]!.push(n / seconds);
       console.log(`run ${run} ${label.padEnd(width)} ${n} events in ${seconds.toFixed(2)} s = ${Math.round(n / seconds)} events/s`);
     }
   }
 
   const lz = median(results.lazarus!);
-  const rw = median(results.raw!);
-  const gw = median(results['graphile-worker']!);
-  const pb = median(results['pg-boss']!);
-  const lf = median(results['lazarus, half fail once']!);
   const rows: Array<[string, string]> = [
     ['lazarus', 'lazarus'],
     ['lazarus, half fail once', 'lazarus, half fail once'],
     ['raw SQL (the limit)', 'raw'],
-    [`graphile-worker ${gwVersion}`, 'graphile-worker'],
-    [`pg-boss ${pbVersion}`, 'pg-boss'],
+    [`graphile-worker ${version('graphile-worker')}`, 'graphile-worker'],
+    [`pg-boss ${version('pg-boss')}`, 'pg-boss'],
   ];
-  const col = Math.max(...rows.map(([l]) => l.length), 'contestant'.length);
-  console.log(`\n${EVENTS} events, median of ${RUNS} run(s):`);
-  console.log(`${'contestant'.padEnd(col)}  ${'events/s'.padStart(8)}  ${'backend CPU µs/job'.padStart(18)}  per run`);
-  for (const [l, key] of rows) {
-    const xs = results[key]!;
-    const cpu = cpuPerJob[key]!.length === xs.length ? median(cpuPerJob[key]!).toFixed(0) : '—';
-    console.log(`${l.padEnd(col)}  ${String(Math.round(median(xs))).padStart(8)}  ${cpu.padStart(18)}  ${xs.map((x) => Math.round(x)).join(', ')}`);
-  }
-  // Issue 20's bars. Each ratio is of the medians; the runs' own ratios follow, since a peer's rate
-  // moves more from run to run on a shared machine than the ratio within one run does.
-  const verdict = (ratio: number, bar: number) => `${ratio.toFixed(2)} (bar ≥ ${bar.toFixed(2)}: ${ratio >= bar ? 'met' : 'NOT met'})`;
-  const perRun = (key: string) => results.lazarus!.map((x, i) => (x / results[key]![i]!).toFixed(2)).join(', ');
-  console.log(`\nlazarus / graphile-worker ${gwVersion}: ${verdict(lz / gw, 1)}; per run ${perRun('graphile-worker')}`);
-  console.log(`lazarus / pg-boss ${pbVersion}: ${verdict(lz / pb, 0.6)}; per run ${perRun('pg-boss')}`);
-  console.log(`lazarus / raw SQL: ${(lz / rw).toFixed(2)}; per run ${perRun('raw')}`);
-  console.log(`half fail once / all succeed: ${verdict(lf / lz, 0.5)}`);
-  const perRunWal = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(', ');
-  const allSucceed = walPerEvent.lazarus!;
-  const halfFail = walPerEvent['lazarus, half fail once']!;
-  console.log(`WAL records per delivered event, lazarus: ${median(allSucceed).toFixed(1)} (per run ${perRunWal(allSucceed)}; bar ≤ 20)`);
-  // Half the events are delivered twice (a failure, then the success): 1.5 deliveries per event.
-  console.log(`WAL records per event, lazarus, half fail once: ${median(halfFail).toFixed(1)} (per run ${perRunWal(halfFail)}), ` +
-    `${(median(halfFail) / 1.5).toFixed(1)} per delivery`);
+  const perRunRatio = (key: string) => results.lazarus!.map((x, i) => (x / results[key]![i]!).toFixed(2)).join(', ');
+  const table = [
+    ['contestant', 'events/s', 'lazarus ÷ it', 'DB CPU µs/event', 'WAL rec/event', 'events/s per run', 'lazarus ÷ it per run'],
+    ...rows.map(([l, key]) => {
+      const xs = results[key]!;
+      return [
+        l,
+        String(Math.round(median(xs))),
+        key === 'lazarus' ? '1' : (lz / median(xs)).toFixed(2),
+        cpuPerJob[key]!.length === xs.length ? median(cpuPerJob[key]!).toFixed(0) : '—',
+        median(walPerJob[key]!).toFixed(1),
+        xs.map((x) => Math.round(x)).join(', '),
+        key === 'lazarus' ? '' : perRunRatio(key),
+      ];
+    }),
+  ];
+  const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
+  console.log(`\n${EVENTS} events, median of ${RUNS} run(s), contestants interleaved (odd runs in order, even runs reversed):`);
+  const line = (r: string[]) => console.log(`| ${r.map((cell, c) => (c === 0 || c >= 5 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join(' | ')} |`);
+  line(table[0]!);
+  console.log(`|${widths.map((w, c) => (c === 0 || c >= 5 ? '-'.repeat(w + 2) : `${'-'.repeat(w + 1)}:`)).join('|')}|`);
+  for (const r of table.slice(1)) line(r);
+  console.log('DB CPU: user + system time of the contestant\'s own PostgreSQL backends (by application_name, /proc/<pid>/stat), ' +
+    'before and after the drain, ÷ events; "—" where /proc cannot see the server. ' +
+    'WAL: records in this database\'s WAL over the drain (pg_walinspect), ÷ events; the "half fail once" row delivers 1.5 times per event.');
+  // Issue 20's bars, of the medians (each run's own ratio is in the table).
+  const verdict = (ratio: number, bar: number, atMost = false) =>
+    `${ratio.toFixed(2)} (bar ${atMost ? '≤' : '≥'} ${bar}: ${(atMost ? ratio <= bar : ratio >= bar) ? 'met' : 'NOT met'})`;
+  console.log(`\nlazarus ÷ graphile-worker: ${verdict(lz / median(results['graphile-worker']!), 1)}`);
+  console.log(`lazarus ÷ pg-boss: ${verdict(lz / median(results['pg-boss']!), 0.6)}`);
+  console.log(`half fail once ÷ all succeed: ${verdict(median(results['lazarus, half fail once']!) / lz, 0.5)}`);
+  console.log(`WAL records per delivered event, lazarus: ${verdict(median(walPerJob.lazarus!), 20, true)}`);
+} catch (error) {
+  console.error(error);
+  process.exitCode = 1;
 } finally {
-  for (const cleanup of cleanups.reverse()) await cleanup().catch((error: unknown) => console.error('bench cleanup failed:', error));
+  for (const cleanup of cleanups.reverse()) {
+    await cleanup().catch((error: unknown) => { console.error('bench cleanup failed:', error); process.exitCode = 1; });
+  }
   await dropDatabase(adminUrl, name);
 }

@@ -98,7 +98,11 @@ try {
         const machineBefore = machineBusyMs();
         const started = performance.now();
         for (const w of workers) w.send('go');
-        while ((await remaining()) > 0) await sleep(POLL_MS);
+        while ((await remaining()) > 0) {
+          const dead = workers.find((w) => w.exitCode !== null || w.signalCode !== null);
+          if (dead) throw new Error(`worker ${dead.pid} exited (${dead.signalCode ?? dead.exitCode}) with events left`);
+          await sleep(POLL_MS);
+        }
         const seconds = (performance.now() - started) / 1000;
         const machineMs = machineBusyMs() - machineBefore;
         const workerMs = cpuMsBetween(workersBefore, await cpuMsByPid(workerPids));

@@ -22,7 +22,7 @@ process.on('message', async (message: string) => {
       },
       config: {
         workerId, batchSize: BATCH, concurrency: 10, leaseSeconds: 30,
-        pollIntervalMs: 50, shutdownTimeoutMs: 10_000, retentionMs: null, retentionIntervalMs: 60_000,
+        pollIntervalMs: 50, shutdownTimeoutMs: 10_000,
       },
     });
   } else if (message === 'stop') {

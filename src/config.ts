@@ -1,5 +1,6 @@
 // Environment → a typed, frozen Config, validated once at boot. Imports nothing from src/.
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
@@ -10,6 +11,10 @@ export const DEFAULT_EMBEDDED_PG_PORT = 54329;
 export const DEFAULT_DB_POOL_MAX = 10;
 export const DEFAULT_DB_POOL_ACQUIRE_TIMEOUT_MS = 5_000;
 export const DEFAULT_DB_STATEMENT_TIMEOUT_MS = 15_000;
+// Producers' INSERTs queue behind a migration's waiting ACCESS EXCLUSIVE request, so this is the
+// longest a migration can stop them per attempt (docs/migrations.md).
+export const DEFAULT_MIGRATION_LOCK_TIMEOUT_MS = 500;
+export const DEFAULT_MIGRATION_RETRY_FOR_MS = 300_000;
 export const DEFAULT_SHUTDOWN_TIMEOUT_MS = 10_000;
 // Above the 256 KiB payload cap, so a maximal payload (plus its envelope) reaches validation.
 export const DEFAULT_MAX_BODY_BYTES = 512 * 1024;
@@ -51,6 +56,8 @@ const envSchema = z.object({
   DATABASE_POOL_ACQUIRE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(DEFAULT_DB_POOL_ACQUIRE_TIMEOUT_MS),
   DATABASE_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(DEFAULT_DB_STATEMENT_TIMEOUT_MS),
   DATABASE_PREPARED_STATEMENTS: booleanFlag.default(true),
+  MIGRATION_LOCK_TIMEOUT_MS: z.coerce.number().int().min(10).max(600_000).default(DEFAULT_MIGRATION_LOCK_TIMEOUT_MS),
+  MIGRATION_RETRY_FOR_MS: z.coerce.number().int().min(0).max(86_400_000).default(DEFAULT_MIGRATION_RETRY_FOR_MS),
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(DEFAULT_SHUTDOWN_TIMEOUT_MS),
   GRAPHIQL_ENABLED: booleanFlag.optional(),
   GRAPHQL_INTROSPECTION: booleanFlag.optional(),
@@ -74,10 +81,15 @@ const envSchema = z.object({
   RETRY_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_RETRY_CONCURRENCY),
   RETRY_LEASE_SECONDS: z.coerce.number().int().min(2).max(3_600).default(DEFAULT_RETRY_LEASE_SECONDS),
   RETRY_POOL_MAX: z.coerce.number().int().min(2).max(100).default(DEFAULT_RETRY_POOL_MAX),
+  RETRY_CLAIM_AHEAD: booleanFlag.default(true),
   RETENTION_DAYS: z.coerce.number().min(0).max(36_500).default(DEFAULT_RETENTION_DAYS),
   LIVE_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(DEFAULT_LIVE_POLL_MS),
   LAZARUS_METRICS_MAX_EVENT_TYPES: z.coerce.number().int().min(1).max(10_000).default(DEFAULT_METRICS_MAX_EVENT_TYPES),
-  LAZARUS_ALERT_EVALUATE_INTERVAL_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(DEFAULT_ALERT_EVALUATE_INTERVAL_MS),
+  LAZARUS_BRIDGES: z.string().optional(),
+  LAZARUS_BRIDGES_FILE: z.string().min(1).optional(),
+  LAZARUS_ALERT_EVALUATE_INTERVAL_MS: z.coerce.number().int().max(3_600_000)
+    .refine((ms) => ms === 0 || ms >= 1_000, { message: 'must be 0 (off) or at least 1000' })
+    .default(DEFAULT_ALERT_EVALUATE_INTERVAL_MS),
 });
 
 export interface Config {
@@ -103,8 +115,15 @@ export interface Config {
     readonly acquireTimeoutMs: number;
     /** Server-side statement_timeout for every connection. Default 15000 ms. */
     readonly statementTimeoutMs: number;
-    /** Run fixed-text statements as named prepared statements (db/createDb.ts queryPrepared). Default true. */
+    /** Run fixed-text statements as named prepared statements (db/runSql.ts, `name`). Default true. */
     readonly preparedStatements: boolean;
+  };
+  readonly migrations: {
+    /** `lock_timeout` of each start-up migration's transaction; a timed-out one is rolled back and retried. Default 500 ms:
+     *  below PostgreSQL's deadlock_timeout (1 s), so in a lock cycle with a producer the migration gives up first. */
+    readonly lockTimeoutMs: number;
+    /** How long a migration is retried on lock timeouts before start-up fails. Default 300000 ms. */
+    readonly retryForMs: number;
   };
   /** Grace period for in-flight work on SIGINT/SIGTERM. Default 10000 ms. */
   readonly shutdownTimeoutMs: number;
@@ -115,7 +134,7 @@ export interface Config {
   readonly http: {
     /** Answer introspection queries. Default: on outside production. */
     readonly introspection: boolean;
-    /** Origins allowed to call the API from a browser; empty (the default) allows none cross-origin. */
+    /** Other origins allowed to call the API from a browser, over HTTP, SSE and WebSocket; empty (the default) allows none. */
     readonly corsOrigins: readonly string[];
     /** Body cap for ordinary requests. Default 512 KiB. */
     readonly maxBodyBytes: number;
@@ -140,7 +159,7 @@ export interface Config {
     readonly redriveRatePerSecond: number;
   };
   readonly retry: {
-    /** Run the retry loop in this process. Default true. */
+    /** Run the retry loop and the alert deliverer in this process (RETRY_ENABLED). Default true. */
     readonly enabled: boolean;
     /** Longest wait between passes when no wake-up hint arrives. Default 1000 ms. */
     readonly pollIntervalMs: number;
@@ -152,7 +171,15 @@ export interface Config {
     readonly leaseSeconds: number;
     /** Connections of the retry loop's own pool, apart from the API's. Default 4. */
     readonly poolMax: number;
-    /** Purge SUCCEEDED/RESOLVED/DISCARDED events older than this many days; 0 keeps them. Default 30. */
+    /**
+     * Claim the next batch while the last one delivers (RETRY_CLAIM_AHEAD), so the target never
+     * waits for a claim; false claims it once every event of the last one has started. Default true.
+     */
+    readonly claimAhead: boolean;
+    /**
+     * Purge SUCCEEDED/RESOLVED/DISCARDED events older than this many days; 0 keeps them. Default 30.
+     * Retention is a job of its own: it runs with the retry loop disabled too.
+     */
     readonly retentionDays: number;
   };
   readonly live: {
@@ -167,10 +194,28 @@ export interface Config {
     /** Distinct `event_type` label values per metric on /metrics; the rest are `_other`. Default 50. */
     readonly maxEventTypes: number;
   };
+  /**
+   * Broker bridges to run (LAZARUS_BRIDGES, JSON, or LAZARUS_BRIDGES_FILE, a JSON file): each a
+   * `{ name, kind, settings }`. Here only their shape is checked; each kind checks its settings at
+   * start-up (src/workers/bridges). Default none.
+   */
+  readonly bridges: readonly BridgeDeclaration[];
   readonly alerts: {
-    /** How often metric alert rules (backlog, oldest pending age, exhausted rate) are evaluated. Default 15000 ms. */
+    /**
+     * How often metric alert rules (backlog, oldest pending age, exhausted rate) are evaluated; 0 turns
+     * evaluation off in this process. Runs with the retry loop disabled too. Default 15000 ms.
+     */
     readonly evaluateIntervalMs: number;
   };
+}
+
+export interface BridgeDeclaration {
+  /** Unique; names the bridge in GraphQL, /metrics, logs and origin.bridge. */
+  readonly name: string;
+  /** A bridge kind, e.g. "rabbitmq" (src/workers/bridges/registry.ts). */
+  readonly kind: string;
+  /** The kind's settings; may hold credentials, which are never shown. */
+  readonly settings: Readonly<Record<string, unknown>>;
 }
 
 export interface ApiKeyConfig {
@@ -205,6 +250,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       statementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
       preparedStatements: e.DATABASE_PREPARED_STATEMENTS,
     }),
+    migrations: Object.freeze({ lockTimeoutMs: e.MIGRATION_LOCK_TIMEOUT_MS, retryForMs: e.MIGRATION_RETRY_FOR_MS }),
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     graphiqlEnabled: e.GRAPHIQL_ENABLED ?? !isProduction,
     consoleDir: e.LAZARUS_CONSOLE_DIR ?? fileURLToPath(new URL('../web/dist', import.meta.url)),
@@ -229,11 +275,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: e.RETRY_CONCURRENCY,
       leaseSeconds: e.RETRY_LEASE_SECONDS,
       poolMax: e.RETRY_POOL_MAX,
+      claimAhead: e.RETRY_CLAIM_AHEAD,
       retentionDays: e.RETENTION_DAYS,
     }),
     live: Object.freeze({ pollMs: e.LIVE_POLL_MS }),
     metrics: Object.freeze({ maxEventTypes: e.LAZARUS_METRICS_MAX_EVENT_TYPES }),
     alerts: Object.freeze({ evaluateIntervalMs: e.LAZARUS_ALERT_EVALUATE_INTERVAL_MS }),
+    bridges: Object.freeze(readBridgeDeclarations(e.LAZARUS_BRIDGES, e.LAZARUS_BRIDGES_FILE)),
   });
 }
 
@@ -268,6 +316,49 @@ export function parseApiKeys(text: string): ApiKeyConfig[] {
     keys.push(Object.freeze({ name, role, tokenSha256 }));
   });
   return keys;
+}
+
+const BRIDGE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$/;
+
+function readBridgeDeclarations(text: string | undefined, file: string | undefined): BridgeDeclaration[] {
+  if (text !== undefined && file !== undefined) throw new ConfigError('set LAZARUS_BRIDGES or LAZARUS_BRIDGES_FILE, not both');
+  let where = 'LAZARUS_BRIDGES';
+  if (file !== undefined) {
+    where = `LAZARUS_BRIDGES_FILE (${file})`;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${where}: cannot read the file: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    }
+  }
+  if (text === undefined || text.trim() === '') return [];
+  return parseBridgeDeclarations(text, where);
+}
+
+/** Parses a bridges declaration: a JSON array of { name, kind, settings }. Errors name the bridge and field, never a value. */
+export function parseBridgeDeclarations(text: string, where = 'LAZARUS_BRIDGES'): BridgeDeclaration[] {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ConfigError(`${where}: not JSON; expected an array like [{"name": "orders", "kind": "rabbitmq", "settings": {…}}]`);
+  }
+  if (!Array.isArray(value)) throw new ConfigError(`${where}: must be a JSON array of bridges`);
+  const names = new Set<string>();
+  return value.map((item: unknown, i) => {
+    const at = `${where}: bridge ${i + 1}`;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new ConfigError(`${at}: must be an object with name, kind and settings`);
+    const { name, kind, settings, ...rest } = item as Record<string, unknown>;
+    if (typeof name !== 'string' || !BRIDGE_NAME.test(name)) throw new ConfigError(`${at}: name must be 1-100 letters, digits, _ . - (starting with a letter or digit)`);
+    const named = `${where}: bridge "${name}"`;
+    if (names.has(name)) throw new ConfigError(`${named}: name is declared twice`);
+    names.add(name);
+    if (typeof kind !== 'string' || kind === '') throw new ConfigError(`${named}: kind must be a bridge kind, e.g. "rabbitmq"`);
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw new ConfigError(`${named}: settings must be an object`);
+    const unknown = Object.keys(rest);
+    if (unknown.length) throw new ConfigError(`${named}: unknown field ${unknown[0]} (a bridge has name, kind and settings)`);
+    return Object.freeze({ name, kind, settings: Object.freeze({ ...settings }) });
+  });
 }
 
 function isPostgresUrl(value: string): boolean {

@@ -18,11 +18,20 @@ try {
 
 const logger = createLogger(config);
 
+// The event loop runs dry only if start-up waits on something that can no longer happen; Node would
+// then exit 13 ("unsettled top-level await") without a word.
+const stalled = () => {
+  logger.fatal('cannot start: start-up was left waiting on something that cannot happen (a bug in Lazarus)');
+  process.exit(1);
+};
+process.once('beforeExit', stalled);
+
 try {
   const service = await startService(config, logger);
+  process.off('beforeExit', stalled);
   logger.info(
-    { url: service.url, graphiql: config.graphiqlEnabled, embedded: !config.databaseUrl },
-    config.graphiqlEnabled ? `Lazarus is running: open ${service.url}/graphql` : `Lazarus is running at ${service.url}/graphql`,
+    { url: service.url, console: service.consoleUrl, graphiql: config.graphiqlEnabled, embedded: !config.databaseUrl },
+    runningLine(service.url, service.consoleUrl, config.graphiqlEnabled),
   );
   let stopping = false;
   const shutdown = (signal: NodeJS.Signals) => {
@@ -54,4 +63,9 @@ try {
     logger.fatal({ err: error }, 'cannot start: unexpected error');
   }
   process.exit(1);
+}
+
+function runningLine(url: string, consoleUrl: string | null, graphiql: boolean): string {
+  const api = graphiql ? `GraphiQL at ${url}/graphql` : `GraphQL at ${url}/graphql`;
+  return consoleUrl ? `Lazarus is running: open the console at ${consoleUrl} (${api})` : `Lazarus is running: ${api} (no built console)`;
 }

@@ -12,22 +12,20 @@ import { migrate, readMigrations } from './db/migrate.ts';
 import { createOutageLog } from './db/outageLog.ts';
 import { createGraphQLServer } from './api/server.ts';
 import { limitRequestBody } from './api/http/bodyLimit.ts';
-import { startRedriveRunner } from './workers/redriveRunner.ts';
+import { serveMetrics } from './api/http/metrics.ts';
 import { attachGraphQLWebSocket } from './api/webSocket.ts';
 import { createLivePubSub } from './live/liveEvents.ts';
 import { createChangeFeed } from './live/changeFeed.ts';
-import { createChangeListener, type ChangeListener } from './live/changeListener.ts';
+import { createChangeListener } from './live/changeListener.ts';
 import { createListenerHealth } from './live/listenerHealth.ts';
-import { createErrorGroupChangeSource, errorGroupHints } from './live/errorGroupChanges.ts';
 import { registerLiveMetrics } from './live/liveMetrics.ts';
 import type { Logger } from './logger.ts';
 import { createRetryMetrics } from './workers/retry/metrics.ts';
-import { compactRollups } from './domain/statsRollups.ts';
-import { DEFAULT_FOLD_INTERVAL_MS, foldErrorGroupLedger } from './domain/errorGroupFolding.ts';
-import { startPeriodic } from './workers/periodic.ts';
-import { startRetryService, type RetryServiceOptions } from './workers/retry/startRetryService.ts';
-import { startAlertDelivery } from './workers/retry/alertDelivery.ts';
-import { startAlertEvaluation } from './workers/alertEvaluation.ts';
+import type { RetryServiceOptions } from './workers/retry/startRetryService.ts';
+import { listJobs, type RunningJob } from './workers/jobs.ts';
+import { BridgeDeclarationError, createBridgeBoard, resolveBridges } from './workers/bridges/bridgeBoard.ts';
+import { registerBridgeMetrics } from './workers/bridges/bridgeMetrics.ts';
+import { BRIDGE_KINDS } from './workers/bridges/registry.ts';
 import { isConsoleRequest, openConsoleSite } from './api/http/console.ts';
 import { countAppliedMigrations, notify } from './db/sql/serviceChecks.ts';
 
@@ -39,7 +37,11 @@ export class StartupError extends Error {
 export interface RunningService {
   /** Base URL of the HTTP server, e.g. http://127.0.0.1:4000 */
   url: string;
+  /** The operator console's URL (`url` + `/`), or null when no built console was found. */
+  consoleUrl: string | null;
   databaseUrl: string;
+  /** The background jobs running, by name (workers/jobs.ts), for their awaitable events. */
+  jobs: ReadonlyMap<string, RunningJob>;
   close(): Promise<void>;
 }
 
@@ -54,11 +56,21 @@ export async function startService(config: Config, logger: Logger, options: Retr
     const authProblem = authStartupProblem({ keyCount: config.apiKeys.length, host: config.host, allowInsecure: config.allowInsecure });
     if (authProblem) throw new StartupError(authProblem);
     if (config.apiKeys.length === 0) {
-      logger.warn({ host: config.host, loopback: isLoopbackHost(config.host) },
-        'no API keys configured (LAZARUS_API_KEYS): every caller is the local admin');
+      logger.warn({ host: config.host, loopback: isLoopbackHost(config.host) }, config.allowInsecure
+        ? 'no API keys configured (LAZARUS_API_KEYS) and LAZARUS_ALLOW_INSECURE: every caller is the local admin'
+        : 'no API keys configured (LAZARUS_API_KEYS): every caller that addresses the service as localhost, 127.x or [::1] is the local admin');
     } else {
       logger.info({ keys: config.apiKeys.map((k) => ({ name: k.name, role: k.role })) }, 'API keys loaded');
     }
+    // Bridges are checked before anything starts: a bad declaration is one line, and nothing runs.
+    let bridges;
+    try {
+      bridges = resolveBridges(config.bridges, BRIDGE_KINDS);
+    } catch (error) {
+      if (error instanceof BridgeDeclarationError) throw new StartupError(error.message, { cause: error });
+      throw error;
+    }
+    const bridgeBoard = createBridgeBoard(bridges);
     let databaseUrl = config.databaseUrl;
     if (!databaseUrl) {
       const embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, port: config.embeddedPgPort, logger });
@@ -66,7 +78,7 @@ export async function startService(config: Config, logger: Logger, options: Retr
       databaseUrl = embedded.url;
     }
 
-    await migrate(databaseUrl, { logger }).catch((error: unknown) => {
+    await migrate(databaseUrl, { logger, ddlLockTimeoutMs: config.migrations.lockTimeoutMs, ddlRetryForMs: config.migrations.retryForMs }).catch((error: unknown) => {
       if (isConnectionError(error)) throw new StartupError(describeConnectionError(databaseUrl, error), { cause: error });
       throw error;
     });
@@ -95,16 +107,12 @@ export async function startService(config: Config, logger: Logger, options: Retr
       feed,
       logger,
       normalPollMs: config.live.pollMs,
-      notify: (channel, payload) => notify(api.pool, channel, payload),
+      notify: (channel, payload) => notify(api.db, channel, payload),
     });
     await health.start();
     undo.push(() => health.stop());
 
-    // errorGroupChanged: one reader for every subscriber, woken by the error_groups NOTIFY.
-    const errorGroupChanges = createErrorGroupChangeSource({ db: api.db, logger, wake: errorGroupHints(listener) });
-    undo.push(() => errorGroupChanges.close());
-
-    const authenticate = createApiKeyAuthenticator(config.apiKeys);
+    const authenticate = createApiKeyAuthenticator(config.apiKeys, { allowInsecure: config.allowInsecure });
     const site = openConsoleSite(config.consoleDir);
     if (!site) logger.warn({ dir: config.consoleDir }, 'no built console there: run `npm run build:web`; serving the API only');
     const yoga = createGraphQLServer({
@@ -116,11 +124,12 @@ export async function startService(config: Config, logger: Logger, options: Retr
       authenticate,
       writeConfig: config.writes,
       live: feed,
-      errorGroupChanges,
+      bridges: bridgeBoard,
+      inProcessEventTypes: [...(options.handlers?.keys() ?? [])],
       isReady: async () => {
         const state = health.state();
         if (state === 'disconnected' || state === 'starting') return false;
-        if ((await countAppliedMigrations(api.pool, migrationNames)) !== migrationNames.length) return false;
+        if ((await countAppliedMigrations(api.db, migrationNames)) !== migrationNames.length) return false;
         // Still serving, with subscriptions fed by polling: ready, but saying so.
         if (state === 'degraded') return Response.json({ status: 'degraded', reason: 'NOTIFY does not reach the listener; the change feed polls' });
         return true;
@@ -128,54 +137,29 @@ export async function startService(config: Config, logger: Logger, options: Retr
     });
     undo.push(async () => yoga.dispose());
 
-    const redrives = startRedriveRunner({ db: api.db, logger, outage });
-    undo.push(() => redrives.stop());
-
-    // An uncompacted ledger is only slower to read, never wrong: a failed run waits for the next.
-    const rollups = startPeriodic({ name: 'rollup compaction', everyMs: 60_000, runOnce: () => compactRollups(api.db), logger });
-    undo.push(() => rollups.stop());
-
-    // Error groups trail their members by the fold delay: a tick, or at once after a hint (the
-    // producer's NOTIFY arrives after its commit, so its ledger rows are visible).
-    const groupFolding = startPeriodic({
-      name: 'error group folding',
-      everyMs: DEFAULT_FOLD_INTERVAL_MS,
-      wakeGapMs: 20,
-      wake: wakeOnDeadLetterHints(listener),
-      immediately: true,
-      runOnce: (signal) => foldErrorGroupLedger(api.db, { signal }),
-      logger,
-    });
-    undo.push(() => groupFolding.stop());
-
     const metrics = createRetryMetrics(api.db, { maxEventTypes: config.metrics.maxEventTypes });
     metrics.setDeliverySlots(config.retry.enabled ? config.retry.concurrency : 0);
     registerLiveMetrics(metrics.registry, { db: api.db, listener, feed, health });
-    if (config.retry.enabled) {
-      // The change feed's hints wake the loop at once; its own timer still polls without them.
-      const wake = options.wake ?? wakeOnDeadLetterHints(listener);
-      const retry = startRetryService(databaseUrl, config, logger, { ...options, wake, metrics, outage });
-      undo.push(() => retry.stop());
-      // Alerts go out where deliveries do. Each raise NOTIFYs lazarus_alerts at commit, which wakes
-      // the deliverer at once; it also polls every second.
-      const alerts = startAlertDelivery({ db: api.db, logger, outage, wake: (fn) => wakeOnAlerts(listener, fn) });
-      undo.push(() => alerts.stop());
-      const evaluation = startAlertEvaluation({ db: api.db, logger, everyMs: config.alerts.evaluateIntervalMs, outage });
-      undo.push(() => evaluation.stop());
+    registerBridgeMetrics(metrics.registry, bridgeBoard);
+    const jobs = new Map<string, RunningJob>();
+    const jobList = listJobs({ config, databaseUrl, db: api.db, listener, logger, outage, metrics, retry: options, bridges: { list: bridges, board: bridgeBoard } });
+    for (const job of jobList) {
+      if (!job.isEnabled) continue;
+      const running = job.start();
+      jobs.set(job.name, running);
+      undo.push(() => running.stop());
     }
+    // What runs in the background and what moves it, once at start-up (the on-call question "is
+    // retention even on here?"): each job's schedule, its wake-up channel, and the ones switched off.
+    logger.info({
+      jobs: jobList.filter((j) => j.isEnabled).map((j) => ({ name: j.name, everyMs: j.everyMs, ...(j.wakeChannel && { wakeChannel: j.wakeChannel }) })),
+      disabled: jobList.filter((j) => !j.isEnabled).map((j) => j.name),
+    }, 'background jobs started');
 
     const handleGraphQL = limitRequestBody(yoga, config.http.maxBatchBodyBytes);
+    const handleMetrics = serveMetrics({ registry: metrics.registry, authenticate, logger });
     const server = createServer((req, res) => {
-      if (req.method === 'GET' && req.url === '/metrics') {
-        metrics.registry.metrics().then(
-          (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
-          (error: unknown) => {
-            logger.error({ err: error }, 'collecting metrics failed');
-            res.writeHead(503).end();
-          },
-        );
-        return;
-      }
+      if (req.method === 'GET' && req.url === '/metrics') return handleMetrics(req, res);
       if (site && isConsoleRequest(req)) return site.handle(req, res);
       handleGraphQL(req, res);
     });
@@ -183,38 +167,16 @@ export async function startService(config: Config, logger: Logger, options: Retr
     server.headersTimeout = 15_000;
     await listen(server, config.port, config.host);
     undo.push(() => closeServer(server));
-    const webSocket = attachGraphQLWebSocket({ server, yoga, authenticate, logger });
+    const webSocket = attachGraphQLWebSocket({ server, yoga, authenticate, allowedOrigins: config.http.corsOrigins, logger });
     undo.push(() => webSocket.close());
     const { port } = server.address() as AddressInfo;
     const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-    return { url: `http://${host}:${port}`, databaseUrl, close };
+    const url = `http://${host}:${port}`;
+    return { url, consoleUrl: site ? `${url}/` : null, databaseUrl, jobs, close };
   } catch (error) {
     await close();
     throw error;
   }
-}
-
-/** Wake-ups for the retry loop from the change listener's hints about dead_letters. */
-function wakeOnDeadLetterHints(listener: ChangeListener): (fn: () => void) => () => void {
-  return (fn) => {
-    let active = true;
-    listener.onHint((hint) => {
-      if (active && hint.table === 'dead_letters') fn();
-    });
-    return () => {
-      active = false;
-    };
-  };
-}
-
-function wakeOnAlerts(listener: ChangeListener, fn: () => void): () => void {
-  let active = true;
-  listener.onAlertsRaised(() => {
-    if (active) fn();
-  });
-  return () => {
-    active = false;
-  };
 }
 
 async function listen(server: Server, port: number, host: string): Promise<void> {

@@ -102,7 +102,7 @@ describe('delivering an alert', () => {
     await listener.start();
     try {
       const d = deliverer({ wake: (fn) => (listener.onAlertsRaised(fn), () => {}) });
-      await new Promise<void>((resolve) => d.events.once('pass', () => resolve()));
+      await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
       const [id] = await raiseAlert(t.db, { trigger: 'NEW_GROUP', subjectId: 7, summary: 'a new group' });
       // The poll interval is a minute: only the NOTIFY can bring this delivery about in the test's time.
       expect((await untilFinal(d, id!)).outcome.kind).toBe('DELIVERED');
@@ -120,7 +120,7 @@ describe('delivering an alert', () => {
     await listener.start();
     try {
       const d = deliverer({ wake: (fn) => (listener.onAlertsRaised(fn), () => {}) });
-      await new Promise<void>((resolve) => d.events.once('pass', () => resolve()));
+      await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
       const id = await sendTestAlert(t.db, rule.id, 'admin-alice');
       expect((await untilFinal(d, id)).outcome.kind).toBe('DELIVERED');
     } finally {
@@ -210,7 +210,7 @@ describe('the outbox', () => {
     await new Promise<void>((resolve) => sink.events.once('request', () => resolve()));
     // One of them holds it (its POST waits for an answer, so its pass cannot end): the other's next
     // pass is the first to end, and it claims nothing.
-    const nextPass = Promise.race([a, b].map((d) => new Promise<{ claimed: number }>((resolve) => d.events.once('pass', resolve))));
+    const nextPass = Promise.race([a, b].map((d) => new Promise<{ claimed: number }>((resolve) => d.events.once('passCompleted', resolve))));
     a.poke();
     b.poke();
 

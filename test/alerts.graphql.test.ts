@@ -1,6 +1,7 @@
 // Alert rules over GraphQL (admins only, coded refusals that write nothing, the SSRF rule at save)
 // and the alert history connection.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { foldErrorGroups } from '../src/db/sql/foldErrorGroups.ts';
 import { raiseAlert } from '../src/domain/alerts.ts';
 import type { GraphQLServer } from '../src/api/server.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -190,5 +191,27 @@ describe('alert history', () => {
     expect(JSON.stringify(failed.body)).toContain('"subject":"group:1"');
     expect((bySubject.body.data as { alerts: { edges: { node: { summary: string } }[] } }).alerts.edges.map((e) => e.node.summary))
       .toEqual(['redrive 8 paused: 40% failures']);
+  });
+
+  it('names the error group of a group alert (event type, kind, signature), and null for other subjects', async () => {
+    await execute(admin, CREATE, { input: { ...VALID, name: 'groups', trigger: 'NEW_GROUP', threshold: undefined } });
+    await execute(admin, CREATE, { input: { ...VALID, name: 'redrives', trigger: 'REDRIVE_PAUSED', threshold: undefined } });
+    await t.handle.pool.query(`insert into dead_letters (event_type, error_kind, error_message, status) values
+      ('invoice.sent', 'DOWNSTREAM_API', 'SMTP relay refused', 'EXHAUSTED'), ('order.placed', 'VALIDATION', '', 'EXHAUSTED')`);
+    // The service's folder raises NEW_GROUP for each new group; here the test folds.
+    await foldErrorGroups(t.db, 1000);
+    await raiseAlert(t.db, { trigger: 'REDRIVE_PAUSED', subjectId: 8, summary: 'redrive 8 paused' });
+
+    const { body } = await execute<{ alerts: { edges: { node: { subject: string; errorGroup: unknown } }[] } }>(admin,
+      '{ alerts { edges { node { subject errorGroup { id eventType errorKind signature } } } } }');
+    const groups = await t.handle.pool.query(`select id::text, event_type from error_groups order by event_type`);
+    const idOf = (type: string) => groups.rows.find((r) => r.event_type === type)!.id as string;
+    expect(body.errors).toBeUndefined();
+    expect(body.data?.alerts.edges.map((e) => e.node)).toEqual(expect.arrayContaining([
+      { subject: `group:${idOf('invoice.sent')}`, errorGroup: { id: idOf('invoice.sent'), eventType: 'invoice.sent', errorKind: 'DOWNSTREAM_API', signature: 'SMTP relay refused' } },
+      { subject: `group:${idOf('order.placed')}`, errorGroup: { id: idOf('order.placed'), eventType: 'order.placed', errorKind: 'VALIDATION', signature: '' } },
+      { subject: 'redrive:8', errorGroup: null },
+    ]));
+    expect(body.data?.alerts.edges).toHaveLength(3);
   });
 });

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { get as httpGet } from 'node:http';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { authStartupProblem, createApiKeyAuthenticator, isLoopbackHost } from '../src/api/auth/apiKeys.ts';
@@ -53,8 +54,13 @@ describe('bearer authentication', () => {
     expect(authenticate(request())).toBeNull();
   });
 
-  it('lets everyone in as the local admin when no keys are configured', () => {
-    expect(createApiKeyAuthenticator([])(request())).toBe(LOCAL_PRINCIPAL);
+  it('lets requests to a loopback host in as the local admin when no keys are configured, and no others', () => {
+    const keyless = createApiKeyAuthenticator([]);
+    const to = (url: string) => keyless(new Request(url));
+    expect(['http://localhost:4000/graphql', 'http://127.0.0.1/graphql', 'http://[::1]:4000/graphql', 'http://0x7f.1/graphql'].map(to)).toEqual(Array(4).fill(LOCAL_PRINCIPAL));
+    expect(['http://evil.example:4000/graphql', 'http://localhost.evil.example/graphql', 'http://0.0.0.0:4000/graphql', 'http://10.0.0.5/graphql'].map(to)).toEqual(Array(4).fill(null));
+    expect(keyless.refusal).toEqual({ status: 403, message: expect.stringMatching(/LAZARUS_API_KEYS/) });
+    expect(createApiKeyAuthenticator([], { allowInsecure: true })(new Request('http://evil.example/graphql'))).toBe(LOCAL_PRINCIPAL);
   });
 });
 
@@ -111,9 +117,13 @@ describe('roles through GraphQL', () => {
 });
 
 describe('start-up without keys', () => {
-  it.each(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost'])('allows the loopback address %s', (host) => {
+  it.each(['127.0.0.1', '127.1.2.3', '::1', '[::1]', 'localhost', '::ffff:127.0.0.1', '0:0:0:0:0:0:0:1'])('allows the loopback address %s', (host) => {
     expect(isLoopbackHost(host)).toBe(true);
     expect(authStartupProblem({ keyCount: 0, host, allowInsecure: false })).toBeNull();
+  });
+
+  it.each(['0.0.0.0', '::', '10.0.0.5', '127.0.0.1.nip.io', 'localhost.evil.example'])('does not take %s for loopback', (host) => {
+    expect(isLoopbackHost(host)).toBe(false);
   });
 
   it('refuses a non-loopback address unless keys or the insecure flag are set', () => {
@@ -125,5 +135,31 @@ describe('start-up without keys', () => {
   it('makes startService fail with a StartupError before touching the database', async () => {
     const config = loadConfig({ HOST: '0.0.0.0', DATABASE_URL: 'postgresql://nobody@127.0.0.1:1/none' });
     await expect(startService(config, pino({ level: 'silent' }))).rejects.toThrow(StartupError);
+  });
+});
+
+describe('/metrics', () => {
+  it('asks for a key (any role) when keys are configured, and a loopback host when not', async () => {
+    const logger = pino({ level: 'silent' });
+    const keyed = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false', LAZARUS_API_KEYS: `dash:viewer:${VIEWER_TOKEN}` }), logger);
+    const keyless = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false' }), logger);
+    try {
+      const scrape = (url: string, headers: Record<string, string> = {}) => fetch(`${url}/metrics`, { headers });
+      const anonymous = await scrape(keyed.url);
+      const wrong = await scrape(keyed.url, { authorization: 'Bearer not-a-real-token-at-all' });
+      const viewer = await scrape(keyed.url, { authorization: `Bearer ${VIEWER_TOKEN}` });
+      const local = await scrape(keyless.url);
+      const rebound = await new Promise<number>((resolve, reject) => {
+        httpGet(`${keyless.url}/metrics`, { headers: { host: 'evil.example' } }, (res) => resolve(res.resume().statusCode!)).on('error', reject);
+      });
+
+      expect([anonymous.status, anonymous.headers.get('www-authenticate'), (await anonymous.json()).errors[0].extensions.code]).toEqual([401, 'Bearer', 'UNAUTHENTICATED']);
+      expect(wrong.status).toBe(401);
+      expect([viewer.status, local.status, rebound]).toEqual([200, 200, 403]);
+      expect(await viewer.text()).toContain('lazarus_dead_letters');
+    } finally {
+      await keyed.close();
+      await keyless.close();
+    }
   });
 });

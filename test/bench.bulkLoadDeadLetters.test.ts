@@ -14,7 +14,7 @@ const ROW_COLUMNS = `id, event_type, queue, source, ordering_key, ordering_seq, 
   resolved_at is not null as resolved, resolved_by, resolution_reason, occurred_at is not null as occurred, created_at, updated_at,
   version, delivery_generation, error_group_id`;
 const SNAPSHOTS = {
-  deadLetters: `select ${ROW_COLUMNS} from lazarus_dead_letters order by id`,
+  deadLetters: `select ${ROW_COLUMNS} from dead_letters_current order by id`,
   errorTexts: 'select * from dead_letter_error_texts order by dead_letter_id',
   actions: 'select dead_letter_id, action, actor, reason, before, after, redrive_id, transform_id, created_at from dead_letter_actions order by dead_letter_id, id',
   rollups: `select bucket, event_type, queue, error_kind, status, sum(count)::bigint as count, sum(attempts)::bigint as attempts

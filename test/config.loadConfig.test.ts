@@ -38,6 +38,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ LIVE_POLL_MS: '100' }).live.pollMs).toBe(100);
   });
 
+  it('reads the migrations\' lock_timeout and how long they retry, 1 s and 5 minutes by default', () => {
+    expect(loadConfig({}).migrations).toEqual({ lockTimeoutMs: 500, retryForMs: 300_000 });
+    expect(loadConfig({ MIGRATION_LOCK_TIMEOUT_MS: '250', MIGRATION_RETRY_FOR_MS: '0' }).migrations).toEqual({ lockTimeoutMs: 250, retryForMs: 0 });
+    expect(() => loadConfig({ MIGRATION_LOCK_TIMEOUT_MS: '0' })).toThrow(/MIGRATION_LOCK_TIMEOUT_MS/);
+  });
+
   it('returns a frozen object', () => {
     expect(Object.isFrozen(loadConfig({}))).toBe(true);
   });

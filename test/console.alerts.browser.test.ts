@@ -79,14 +79,17 @@ describe('console alerts', () => {
     await sql(`insert into dead_letters (event_type, error_kind, error_message, status) values ('invoice.sent', 'DOWNSTREAM_API', 'SMTP relay refused', 'EXHAUSTED')`);
     const { rows: [group] } = await sql(`select error_group_id::text as id from dead_letters where event_type = 'invoice.sent'`);
     const history = page.getByTestId('alert-history');
-    await history.getByRole('link', { name: `error group ${group.id}` }).waitFor();
+    // The subject names the group's error, not its id.
+    const subject = history.getByRole('link', { name: 'DOWNSTREAM_API invoice.sent: SMTP relay refused' });
+    await subject.waitFor();
+    expect(await subject.getAttribute('href')).toBe(`/groups/${group.id}`);
     await history.getByTestId('alert-delivery').getByText('DELIVERED', { exact: true }).waitFor();
     // The page says DELIVERED only once the receiver answered, so its request is already recorded.
     const request = receiver.requests.find((r) => (r.json as unknown as { subject: string }).subject === `group:${group.id}`)!;
     expect(new Webhook(SECRET).verify(request.body, request.headers as Record<string, string>)).toMatchObject({
       trigger: 'NEW_GROUP', subject: `group:${group.id}`, rule: { id: rule.id, name: 'new groups to on-call' },
     });
-    expect(await history.getByTestId('alert-row').innerText()).toMatch(/new groups to on-call\s+NEW_GROUP\s+error group \d+\s+.*\s+DELIVERED .*1 attempt$/);
+    expect(await history.getByTestId('alert-row').innerText()).toMatch(/new groups to on-call\s+NEW_GROUP\s+DOWNSTREAM_API invoice\.sent: SMTP relay refused\s+.*\s+DELIVERED .*1 attempt$/);
 
     const tested = nextRequest(receiver, 'test');
     await page.getByRole('button', { name: 'Send test alert through new groups to on-call' }).click();
@@ -94,8 +97,32 @@ describe('console alerts', () => {
     await history.getByTestId('alert-row').filter({ hasText: 'Test alert sent by local' }).getByText('DELIVERED', { exact: true }).waitFor();
     expect((await tested).json).toMatchObject({ subject: 'test', details: { test: true, sentBy: 'local' } });
 
-    await history.getByRole('link', { name: `error group ${group.id}` }).click();
+    await subject.click();
     await page.waitForURL(new RegExp(`/groups/${group.id}$`));
+  });
+
+  it('says before saving that a rule needs a signing secret, even for Slack, and generates one', async () => {
+    const page = await open('/alerts');
+    await page.getByRole('button', { name: 'New alert rule' }).click();
+    await page.getByLabel('Name').fill('slack on-call');
+    await page.getByLabel('Webhook URL').fill(receiver.url);
+    await page.getByLabel('Body').selectOption('SLACK');
+    await page.getByLabel('allow a private-network target').check();
+    const secret = page.getByLabel('Signing secret (required)');
+    expect(await secret.getAttribute('aria-describedby')).toBe('alert-secret-hint');
+    expect(await page.locator('#alert-secret-hint').innerText()).toMatch(/Every alert is signed .*Slack does not check the signature, so a generated one will do/);
+
+    // Saving without one is stopped by the form itself: nothing is sent, nothing is stored.
+    await page.getByRole('button', { name: 'Save alert rule' }).click();
+    expect(await secret.evaluate((input: HTMLInputElement) => input.validity.valueMissing)).toBe(true);
+    expect((await sql('select count(*)::int as n from alert_rules')).rows[0].n).toBe(0);
+
+    await page.getByRole('button', { name: 'Generate a secret' }).click();
+    await page.getByRole('button', { name: 'Save alert rule' }).click();
+    await page.getByTestId('alert-rule').getByRole('cell', { name: 'slack on-call', exact: true }).waitFor();
+    expect(await axeViolations(page)).toEqual([]);
+    const { rows } = await sql('select format::text, signing_secret from alert_rules');
+    expect(rows).toEqual([{ format: 'SLACK', signing_secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]{32}$/) }]);
   });
 
   it('shows a failed delivery with its attempts and last error, filters by rule, edits a rule (the refusal beside the threshold), disables and deletes one', async () => {

@@ -38,7 +38,7 @@ async function failures(n: number, o: { eventType: string; message: string; stat
                     'Error: ' || $2 || chr(10) || '    at ' || $5 || ':' || (10 + i) || ':7)' from generate_series(1, $4::int) i`,
     [o.eventType, o.message, o.status ?? 'EXHAUSTED', n, o.frame ?? null]);
 }
-const groupIdOf = async (eventType: string) => (await sql('select error_group_id::text as id from lazarus_dead_letters where event_type = $1 limit 1', [eventType])).rows[0].id as string;
+const groupIdOf = async (eventType: string) => (await sql('select error_group_id::text as id from dead_letters_current where event_type = $1 limit 1', [eventType])).rows[0].id as string;
 
 describe('console error groups', () => {
   it('lists groups with counts and sparklines, and acknowledges one from its page with a reason', async () => {
@@ -49,9 +49,10 @@ describe('console error groups', () => {
     await list.getByTestId('group-row').nth(1).waitFor();
     const rows = await list.getByTestId('group-row').allInnerTexts();
     expect(rows).toEqual(expect.arrayContaining([
-      expect.stringMatching(/OPEN\s+DOWNSTREAM_API SMTP relay refused \(request <n>\)\s+invoice\.sent\s+4\s+4/),
-      // The group's top stack frame, under its message.
-      expect.stringMatching(/OPEN\s+DOWNSTREAM_API HTTP <n> from inventory \(request <n>\)\s+at chargeCard \(payments\/charge\.ts\)\s+order\.placed\s+2\s+2/),
+      // Under the message: without a stack, the first line of its first event's error as it was;
+      expect.stringMatching(/OPEN\s+DOWNSTREAM_API SMTP relay refused \(request <n>\)\s+SMTP relay refused \(request 1\)\s+invoice\.sent\s+4\s+4/),
+      // with one, its first frame as stored.
+      expect.stringMatching(/OPEN\s+DOWNSTREAM_API HTTP <n> from inventory \(request <n>\)\s+at chargeCard \(\/app\/src\/payments\/charge\.ts:11:7\)\s+order\.placed\s+2\s+2/),
     ]));
     await list.locator('[data-testid="group-row"] canvas').nth(1).waitFor(); // a sparkline per group
     await screenshot(list, 'groups');
@@ -89,11 +90,11 @@ describe('console error groups', () => {
     expect(await preview.innerText()).toMatch(/3 will be requeued\. Nothing has changed yet\./);
     expect(await preview.innerText()).toMatch(/1 SUCCEEDED not eligible/);
     await screenshot(page, 'group-requeue');
-    expect((await sql(`select count(*)::int as n from lazarus_dead_letters where status = 'PENDING'`)).rows[0].n).toBe(0);
+    expect((await sql(`select count(*)::int as n from dead_letters_current where status = 'PENDING'`)).rows[0].n).toBe(0);
 
     await page.getByRole('button', { name: 'Confirm requeue of 3' }).click();
     await page.getByTestId('bulk-done').getByText(/3 dead letters changed/).waitFor();
-    const { rows } = await sql(`select event_type, status::text, count(*)::int as n from lazarus_dead_letters group by 1, 2 order by 1, 2`);
+    const { rows } = await sql(`select event_type, status::text, count(*)::int as n from dead_letters_current group by 1, 2 order by 1, 2`);
     expect(rows).toEqual(expect.arrayContaining([
       { event_type: 'refund.issued', status: 'PENDING', n: 3 },
       { event_type: 'refund.issued', status: 'SUCCEEDED', n: 1 },

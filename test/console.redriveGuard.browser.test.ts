@@ -72,7 +72,9 @@ describe('console redrive guard', () => {
     await page.getByLabel('Maximum (events per second)').fill('40');
     await page.getByLabel('Ramp over (seconds)').fill('0');
     await page.getByRole('button', { name: 'Resume with these limits' }).click();
-    await page.getByRole('heading', { name: /COMPLETED/ }).waitFor();
+    // Every event requeued and delivered: the runner's COMPLETED, and done.
+    await page.getByRole('heading', { name: /DONE/ }).waitFor();
+    expect(await page.getByTestId('redrive-summary').innerText()).toBe(`Done: ${EVENTS} delivered, 0 exhausted`);
     expect(await page.getByTestId('redrive-rate').innerText()).toMatch(/^40\/s/);
     expect(await page.getByTestId('redrive-counts').innerText()).toMatch(new RegExp(`${EVENTS} of ${EVENTS} processed \\(100%\\): ${EVENTS} requeued`));
 

@@ -65,7 +65,7 @@ async function hintsOf(setting: string | null, write: (c: pg.PoolClient) => Prom
 }
 
 const insert = (c: pg.PoolClient) => c.query(`insert into dead_letters (event_type, payload) values ('t', '{}')`);
-const resolveAll = (c: pg.PoolClient) => c.query(`update lazarus_dead_letters set status = 'RESOLVED' where status = 'PENDING'`);
+const resolveAll = (c: pg.PoolClient) => c.query(`update dead_letters_current set status = 'RESOLVED' where status = 'PENDING'`);
 
 describe('lazarus.change_hints', () => {
   it('hints inserts and updates by default', async () => {

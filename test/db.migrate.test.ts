@@ -1,9 +1,11 @@
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
-import { checksumOf, migrate, MigrationError, readMigrations } from '../src/db/migrate.ts';
+import { checksumOf, migrate, MigrationError, readMigrations, retryDelayMs } from '../src/db/migrate.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
+import { waitFor } from './helpers/faults.ts';
 import { copyOfMigrations } from './helpers/migrations.ts';
 import { ledgersAndScans } from './helpers/rollups.ts';
 
@@ -21,6 +23,39 @@ async function migrationsCopy(): Promise<string> {
   const dir = await copyOfMigrations();
   tempDirs.push(dir);
   return dir;
+}
+
+/** A folder of two migrations: a table, then an ALTER of it (added by `addAlter`). */
+async function tableThenAlter(): Promise<{ dir: string; addAlter: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), 'lazarus-migrations-'));
+  tempDirs.push(dir);
+  await mkdir(join(dir, '20000101000000_table'));
+  await writeFile(join(dir, '20000101000000_table', 'migration.sql'), 'create table events (id serial primary key, body text);\n');
+  return {
+    dir,
+    async addAlter() {
+      await mkdir(join(dir, '20000102000000_alter'));
+      await writeFile(join(dir, '20000102000000_alter', 'migration.sql'), 'alter table events add column note text;\n');
+    },
+  };
+}
+
+async function connected(url: string): Promise<pg.Client> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  return client;
+}
+
+/** A logger whose `warn` calls are kept, with a promise for the first one. */
+function recordingLogger() {
+  const warnings: Array<Record<string, unknown>> = [];
+  let firstWarning!: () => void;
+  const warned = new Promise<void>((resolve) => (firstWarning = resolve));
+  return {
+    warnings,
+    warned,
+    logger: { info: () => {}, warn: (fields: Record<string, unknown>) => { warnings.push(fields); firstWarning(); } },
+  };
 }
 
 async function migrationRows(url: string) {
@@ -152,5 +187,76 @@ describe('migrate', () => {
     } finally {
       await client.end();
     }
+  });
+
+  // A waiting ACCESS EXCLUSIVE request queues every later INSERT behind it: without lock_timeout the
+  // ALTER below would wait for the reader, and the producer's INSERT would wait for the ALTER.
+  it('lets producers insert while a migration waits for a reader, and applies it once when the reader ends', async () => {
+    const url = await emptyDatabase();
+    const { dir, addAlter } = await tableThenAlter();
+    await migrate(url, { migrationsDir: dir });
+    await addAlter();
+    const reader = await connected(url);
+    const producer = await connected(url);
+    const log = recordingLogger();
+    try {
+      await reader.query('begin');
+      await reader.query('lock table events in access share mode');
+
+      let settled = false;
+      const migration = migrate(url, { migrationsDir: dir, ddlLockTimeoutMs: 200, logger: log.logger });
+      void migration.then(() => (settled = true), () => (settled = true));
+      await waitFor(async () => (await producer.query(
+        `select 1 from pg_stat_activity where datname = current_database() and application_name = 'lazarus-migrate' and wait_event_type = 'Lock'`)).rowCount === 1, 20_000, 'the migration waiting for its lock');
+      const inserted = await producer.query(`insert into events (body) values ('while migrating') returning id`);
+      await log.warned;
+
+      expect(inserted.rows).toHaveLength(1);
+      expect(settled).toBe(false);
+      expect(log.warnings[0]).toMatchObject({ migration: '20000102000000_alter', attempt: 1, lockTimeoutMs: 200 });
+      const readerPid = (await reader.query('select pg_backend_pid() as pid')).rows[0].pid;
+      expect(log.warnings[0]!.holders).toContainEqual(expect.objectContaining({ pid: readerPid, relation: 'events', mode: 'AccessShareLock' }));
+
+      await reader.query('commit');
+      await expect(migration).resolves.toEqual({ applied: ['20000102000000_alter'] });
+      const rows = await migrationRows(url);
+      expect(rows.map((r) => [r.migration_name, r.finished_at instanceof Date, r.logs])).toEqual([
+        ['20000101000000_table', true, null],
+        ['20000102000000_alter', true, null],
+      ]);
+      const columns = await producer.query(`select column_name from information_schema.columns where table_name = 'events' order by ordinal_position`);
+      expect(columns.rows.map((r) => r.column_name)).toEqual(['id', 'body', 'note']);
+    } finally {
+      await Promise.all([reader.end(), producer.end()]);
+    }
+  });
+
+  it('gives up on a migration that cannot take its locks without recording a failure, so the next start-up applies it', async () => {
+    const url = await emptyDatabase();
+    const { dir, addAlter } = await tableThenAlter();
+    await migrate(url, { migrationsDir: dir });
+    await addAlter();
+    const reader = await connected(url);
+    try {
+      await reader.query('begin');
+      await reader.query('lock table events in access share mode');
+
+      const attempt = migrate(url, { migrationsDir: dir, ddlLockTimeoutMs: 50, ddlRetryForMs: 0 });
+
+      await expect(attempt).rejects.toThrow(MigrationError);
+      await expect(attempt).rejects.toThrow(/migration 20000102000000_alter could not take its locks: 1 attempts .*nothing was applied.*"relation":"events"/);
+      expect((await migrationRows(url)).map((r) => r.migration_name)).toEqual(['20000101000000_table']);
+      await reader.query('commit');
+      await expect(migrate(url, { migrationsDir: dir })).resolves.toEqual({ applied: ['20000102000000_alter'] });
+    } finally {
+      await reader.end();
+    }
+  });
+});
+
+describe('retryDelayMs', () => {
+  it('doubles from 250 ms up to 10 s, jittered within the upper half', () => {
+    expect([1, 2, 3, 6, 7, 20].map((a) => retryDelayMs(a, 0.999999))).toEqual([250, 500, 1000, 8000, 10000, 10000]);
+    expect([1, 2, 7].map((a) => retryDelayMs(a, 0))).toEqual([125, 250, 5000]);
   });
 });

@@ -84,11 +84,11 @@ describe(`migration ${SPLIT}`, () => {
       expect((await migrate(url)).applied[0]).toBe(SPLIT);
 
       // The event as one row is unchanged, cursor and version included.
-      expect(await snapshot(c, 'lazarus_dead_letters')).toEqual(before);
-      expect((await c.query(CURSOR('lazarus_dead_letters'))).rows[0]).toEqual(cursorBefore);
+      expect(await snapshot(c, 'dead_letters_current')).toEqual(before);
+      expect((await c.query(CURSOR('dead_letters_current'))).rows[0]).toEqual(cursorBefore);
       // A subscriber standing at the old cursor is not sent anything again...
       const { xid, change_id: changeId } = cursorBefore;
-      const after = `select id from lazarus_dead_letters where (change_xid, change_id) > ($1::text::xid8, $2::bigint) order by change_xid, change_id`;
+      const after = `select id from dead_letters_current where (change_xid, change_id) > ($1::text::xid8, $2::bigint) order by change_xid, change_id`;
       expect((await c.query(after, [xid, changeId])).rows).toEqual([]);
       // ...and sees the next change of an event after it.
       await c.query(`update dead_letter_states set status = 'RESOLVED', resolved_by = 'ops' where id = 120004`);

@@ -54,11 +54,11 @@ describe(`migration ${MIGRATION}`, () => {
       // New rows: a plain SQL insert, an insert through the view with its own created_at, and one
       // taking the default.
       await c.query(`insert into dead_letters (event_type, created_at) values ('b', '2026-01-02T03:04:05.678901Z')`);
-      await c.query(`insert into lazarus_dead_letters (event_type, created_at) values ('c', '2025-06-07T08:09:10.111213Z')`);
-      await c.query(`insert into lazarus_dead_letters (event_type) values ('d')`);
+      await c.query(`insert into dead_letters_current (event_type, created_at) values ('c', '2025-06-07T08:09:10.111213Z')`);
+      await c.query(`insert into dead_letters_current (event_type) values ('d')`);
       // A writer in psql moving created_at, on the table and through the view: the copy follows.
       await c.query(`update dead_letters set created_at = created_at - interval '7 days' where event_type = 'b'`);
-      await c.query(`update lazarus_dead_letters set created_at = '2024-01-01T00:00:00Z' where event_type = 'c'`);
+      await c.query(`update dead_letters_current set created_at = '2024-01-01T00:00:00Z' where event_type = 'c'`);
       expect((await c.query(MISMATCHES)).rows).toEqual([]);
       const { rows: moved } = await c.query(`select s.created_at from dead_letter_states s join dead_letters d using (id) where d.event_type = 'c'`);
       expect(moved[0].created_at.toISOString()).toBe('2024-01-01T00:00:00.000Z');

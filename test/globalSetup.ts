@@ -2,6 +2,7 @@
 // migrator, and hands both to test files; each file clones its own database from the template.
 import type { TestProject } from 'vitest/node';
 import { migrate } from '../src/db/migrate.ts';
+import { ensureBrokers } from './helpers/brokers.ts';
 import { createDatabase, dropDatabase, randomDatabaseName } from './helpers/databases.ts';
 import { startTestServer } from './helpers/postgres.ts';
 
@@ -14,6 +15,8 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  const started = await ensureBrokers(); // RabbitMQ, Redis, NATS: started only when their port is closed
+  if (started.length > 0) process.stdout.write(`test brokers started: ${started.join(', ')}\n`);
   const server = await startTestServer();
   const template = randomDatabaseName('lazarus_tpl');
   const templateUrl = await createDatabase(server.adminUrl, template);

@@ -33,7 +33,7 @@ async function group(n: number, status = 'EXHAUSTED', message = 'HTTP 503 from i
   );
   await sql.query(`insert into dead_letters (event_type, error_message, status) values ('other', 'unrelated', 'EXHAUSTED')`);
   await foldErrorGroupLedger(t.db);
-  const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from lazarus_dead_letters d where error_message like $1 || '%' limit 1`, [message]);
+  const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from dead_letters_current d where error_message like $1 || '%' limit 1`, [message]);
   return rows[0]!.id;
 }
 
@@ -49,14 +49,14 @@ const CLOSE = (name: string, input: string) => `mutation ($input: ${input}!) {
 }`;
 
 async function statuses(): Promise<Record<string, number>> {
-  const { rows } = await sql.query<{ status: string; n: number }>(`select status::text, count(*)::int as n from lazarus_dead_letters where event_type = 'order.placed' group by 1`);
+  const { rows } = await sql.query<{ status: string; n: number }>(`select status::text, count(*)::int as n from dead_letters_current where event_type = 'order.placed' group by 1`);
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 describe('group actions', () => {
   it('previews a requeue of every member with a dry run that writes nothing, then requeues them and the group reopens', async () => {
     const id = await group(4);
-    await sql.query(`update lazarus_dead_letters set status = 'RESOLVED' where error_group_id = $1 and error_message like '%(request 4)'`, [id]);
+    await sql.query(`update dead_letters_current set status = 'RESOLVED' where error_group_id = $1 and error_message like '%(request 4)'`, [id]);
     await foldErrorGroupLedger(t.db);
     await execute(server, 'mutation ($input: ErrorGroupMoveInput!) { resolveErrorGroup(input: $input) { __typename } }', { input: { id } });
     const before = await everyTableDigest(t.handle);
@@ -70,7 +70,7 @@ describe('group actions', () => {
     const done = field((await execute(server, REQUEUE, { input: { id, resetAttempts: true, force: true, reason: 'inventory is back' } })).body);
     expect(done).toMatchObject({ count: 4, dryRun: false, redrive: null });
     expect(await statuses()).toEqual({ PENDING: 4 });
-    const { rows: other } = await sql.query(`select status::text from lazarus_dead_letters where event_type = 'other'`);
+    const { rows: other } = await sql.query(`select status::text from dead_letters_current where event_type = 'other'`);
     expect(other).toEqual([{ status: 'EXHAUSTED' }]);
 
     await foldErrorGroupLedger(t.db);

@@ -1,10 +1,9 @@
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
-import { createCoalescer } from '../src/live/coalesceByKey.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
 import { execute } from './helpers/graphql.ts';
-import { startLiveServer, type LiveServer } from './helpers/live.ts';
+import { startLiveServer, untilFed, type LiveServer } from './helpers/live.ts';
 import { subscribeSse, type SseSubscription } from './helpers/sse.ts';
 import { writeServer } from './helpers/writes.ts';
 
@@ -25,47 +24,6 @@ afterAll(async () => {
   await sql.end();
 });
 
-describe('createCoalescer', () => {
-  it('sends urgent values at once and routine ones at most once per window per key, the latest winning', () => {
-    let clock = 0;
-    type Timer = { at: number; fn: () => void };
-    const timers = new Set<Timer>();
-    const sent: string[] = [];
-    const c = createCoalescer<string>({
-      windowMs: 1000,
-      emit: (v) => sent.push(v),
-      now: () => clock,
-      setTimer: (fn, ms) => {
-        const timer = { at: clock + ms, fn };
-        timers.add(timer);
-        return timer;
-      },
-      clearTimer: (timer) => timers.delete(timer as Timer),
-    });
-    const advance = (to: number) => {
-      clock = to;
-      for (const timer of [...timers].filter((x) => x.at <= to)) {
-        timers.delete(timer);
-        timer.fn();
-      }
-    };
-    c.push('a', 'a count 1', false); // first for the key: at once
-    c.push('a', 'a count 2', false); // held
-    c.push('b', 'b count 1', false); // another key: at once
-    advance(400);
-    c.push('a', 'a count 3', false); // replaces the held one
-    expect(sent).toEqual(['a count 1', 'b count 1']);
-    advance(1000);
-    expect(sent).toEqual(['a count 1', 'b count 1', 'a count 3']);
-    c.push('a', 'a regressed', true); // urgent: inside the window, still at once
-    expect(sent.at(-1)).toBe('a regressed');
-    c.push('a', 'a count 4', false);
-    c.push('a', 'a resolved', true); // drops the held count: the urgent event carries the latest state
-    advance(5000);
-    expect(sent).toEqual(['a count 1', 'b count 1', 'a count 3', 'a regressed', 'a resolved']);
-  });
-});
-
 type Change = { errorGroupChanged: { kind: string; fromStatus: string | null; reason: string | null; group: { eventType: string; status: string; count: number; unresolvedCount: number } } };
 
 describe('errorGroupChanged', () => {
@@ -83,14 +41,14 @@ describe('errorGroupChanged', () => {
     await insert('not.watched', 1);
     await foldErrorGroupLedger(t.db);
     expect(await next()).toEqual({ kind: 'CREATED', fromStatus: null, reason: 'first seen', group: { eventType: 'order.placed', status: 'OPEN', count: 2, unresolvedCount: 2 } });
-    const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from lazarus_dead_letters where event_type = 'order.placed' limit 1`);
+    const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from dead_letters_current where event_type = 'order.placed' limit 1`);
     const id = rows[0]!.id;
 
     const operator = writeServer(t.handle);
     await execute(operator, 'mutation ($input: ErrorGroupMoveInput!) { acknowledgeErrorGroup(input: $input) { __typename } }', { input: { id, reason: 'on it' } });
     expect(await next()).toMatchObject({ kind: 'STATUS_CHANGED', fromStatus: 'OPEN', reason: 'on it', group: { status: 'ACKNOWLEDGED' } });
 
-    await sql.query(`update lazarus_dead_letters set status = 'SUCCEEDED' where event_type = 'order.placed'`);
+    await sql.query(`update dead_letters_current set status = 'SUCCEEDED' where event_type = 'order.placed'`);
     await foldErrorGroupLedger(t.db);
     expect(await next()).toMatchObject({ kind: 'STATUS_CHANGED', fromStatus: 'ACKNOWLEDGED', reason: 'no unresolved members', group: { status: 'RESOLVED', unresolvedCount: 0 } });
 
@@ -111,10 +69,9 @@ describe('errorGroupChanged', () => {
     expect(statuses.body).toEqual({ data: { errorGroups: { totalCount: 1 } } });
   });
 
-  it('serves every subscriber from one shared reader: one read per change, not one per subscriber', async () => {
-    // The reader reads only when NOTIFY wakes it (no timer reads within the test).
-    live = await startLiveServer({ databaseUrl: t.url, db: t.db, errorGroupPollMs: 600_000 });
-    const reader = live.errorGroupChanges;
+  it('serves every subscriber from the one change feed: each change is read once, not once per subscriber', async () => {
+    // The feed reads on hints only (no fallback reads within the test).
+    live = await startLiveServer({ databaseUrl: t.url, db: t.db, fallbackPollMs: 600_000 });
     const N = 6;
     const subs: SseSubscription<Change>[] = [];
     // Each with its own filter, so no two share an execution in the SSE fan-out; all match order.placed.
@@ -125,29 +82,74 @@ describe('errorGroupChanged', () => {
       open.push(s as SseSubscription<unknown>);
       subs.push(s);
     }
-    expect(reader.subscriberCount()).toBe(N);
-    expect(reader.reads()).toBe(1); // one baseline, read by the first subscriber
+    await untilFed(live.feed, () => live!.feed.events.listenerCount() === N);
+    const before = live.feed.stats().published;
 
     await sql.query(`insert into dead_letters (event_type, error_kind, error_message) values ('order.placed', 'TIMEOUT', 'timed out')`);
-    await foldErrorGroupLedger(t.db); // one transaction: one NOTIFY
+    await foldErrorGroupLedger(t.db);
     for (const s of subs) expect((await s.next()).data!.errorGroupChanged).toEqual({ kind: 'CREATED', fromStatus: null, group: { eventType: 'order.placed', status: 'OPEN', count: 1 } });
-    const afterCreated = reader.reads();
-    expect(afterCreated - 1).toBeGreaterThanOrEqual(1);
-    expect(afterCreated - 1).toBeLessThanOrEqual(2); // a NOTIFY during the read costs one more, never one per subscriber
+    // The dead letter and the group's CREATED (its row's stamp in the same fold is not a second change).
+    expect(live.feed.stats().published - before).toBe(2);
 
     const { rows } = await sql.query<{ id: string }>(`select id::text from error_groups`);
     await execute(writeServer(t.handle), 'mutation ($input: ErrorGroupMoveInput!) { acknowledgeErrorGroup(input: $input) { __typename } }', { input: { id: rows[0]!.id } });
     for (const s of subs) expect((await s.next()).data!.errorGroupChanged).toMatchObject({ kind: 'STATUS_CHANGED', fromStatus: 'OPEN', group: { status: 'ACKNOWLEDGED' } });
-    expect(reader.reads() - afterCreated).toBeGreaterThanOrEqual(1);
-    expect(reader.reads() - afterCreated).toBeLessThanOrEqual(2);
+    expect(live.feed.stats().published - before).toBe(3);
+  });
+});
 
-    // When the last subscriber leaves the reader stops; the next one reads a new baseline.
-    for (const s of subs) s.close();
-    await vi.waitFor(() => expect(reader.subscriberCount()).toBe(0), { timeout: 10_000 });
-    const beforeRejoin = reader.reads();
-    const again = await subscribeSse<Change>(live.url, `subscription { errorGroupChanged { kind } }`);
-    open.push(again as SseSubscription<unknown>);
-    expect(reader.reads()).toBe(beforeRejoin + 1);
-    expect(reader.subscriberCount()).toBe(1);
+type Resumed = { errorGroupChanged: { cursor: string; kind: string; fromStatus: string | null; reason: string | null; group: { status: string; count: number; unresolvedCount: number } } };
+
+describe('resuming errorGroupChanged with a cursor', () => {
+  const query = `subscription ($after: String) { errorGroupChanged(filter: { eventTypes: ["order.placed"] }, after: $after) {
+    cursor kind fromStatus reason group { status count unresolvedCount } } }`;
+  const view = (m: { data?: Resumed | null }) => {
+    const { cursor: _c, ...change } = m.data!.errorGroupChanged;
+    return change;
+  };
+  const insert = (n: number) => sql.query(
+    `insert into dead_letters (event_type, error_kind, error_message) select 'order.placed', 'TIMEOUT', 'timed out' from generate_series(1, $1::int)`, [n]);
+
+  it('replays exactly the group changes missed while away, members’ deletions included, then continues live without duplicates', async () => {
+    live = await startLiveServer({ databaseUrl: t.url, db: t.db });
+    const first = await subscribeSse<Resumed>(live.url, query);
+    open.push(first as SseSubscription<unknown>);
+    await insert(2);
+    await foldErrorGroupLedger(t.db);
+    const created = await first.next();
+    expect(view(created)).toEqual({ kind: 'CREATED', fromStatus: null, reason: 'first seen', group: { status: 'OPEN', count: 2, unresolvedCount: 2 } });
+    first.close();
+    await live.close();
+    live = undefined;
+
+    // While away: an operator's move, a count change, and the members' deletion resolving the group.
+    const { rows } = await sql.query<{ id: string }>(`select id::text from error_groups`);
+    await execute(writeServer(t.handle), 'mutation ($input: ErrorGroupMoveInput!) { acknowledgeErrorGroup(input: $input) { __typename } }', { input: { id: rows[0]!.id, reason: 'on it' } });
+    await insert(1);
+    await foldErrorGroupLedger(t.db);
+    await sql.query(`delete from dead_letters where event_type = 'order.placed'`);
+    await foldErrorGroupLedger(t.db);
+
+    live = await startLiveServer({ databaseUrl: t.url, db: t.db });
+    const resumed = await subscribeSse<Resumed>(live.url, query, { after: created.data!.errorGroupChanged.cursor });
+    open.push(resumed as SseSubscription<unknown>);
+    // Each move once, with the group as it is now; the count change in between coalesced into it.
+    expect((await resumed.take(2)).map(view)).toEqual([
+      { kind: 'STATUS_CHANGED', fromStatus: 'OPEN', reason: 'on it', group: { status: 'RESOLVED', count: 3, unresolvedCount: 0 } },
+      { kind: 'STATUS_CHANGED', fromStatus: 'ACKNOWLEDGED', reason: 'no unresolved members', group: { status: 'RESOLVED', count: 3, unresolvedCount: 0 } },
+    ]);
+    await insert(1);
+    await foldErrorGroupLedger(t.db);
+    expect(view(await resumed.next())).toMatchObject({ kind: 'REGRESSED', fromStatus: 'RESOLVED', group: { status: 'OPEN', count: 4, unresolvedCount: 1 } });
+    await insert(1);
+    await foldErrorGroupLedger(t.db);
+    expect(view(await resumed.next())).toEqual({ kind: 'COUNTS_CHANGED', fromStatus: null, reason: null, group: { status: 'OPEN', count: 5, unresolvedCount: 2 } });
+  });
+
+  it('refuses a cursor it did not issue, with BAD_USER_INPUT', async () => {
+    live = await startLiveServer({ databaseUrl: t.url, db: t.db });
+    const s = await subscribeSse<Resumed>(live.url, query, { after: 'not-a-cursor' });
+    open.push(s as SseSubscription<unknown>);
+    expect((await s.next()).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
   });
 });

@@ -42,7 +42,7 @@ async function failures(n: number, o: { eventType?: string; message?: string; fi
     [o.eventType ?? 'order.placed', o.message ?? 'HTTP 503 from inventory', o.fingerprint ?? null, o.status ?? 'PENDING', o.hoursAgo ?? 0, n],
   );
   await fold();
-  const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from lazarus_dead_letters d order by d.id desc limit 1`);
+  const { rows } = await sql.query<{ id: string }>(`select error_group_id::text as id from dead_letters_current d order by d.id desc limit 1`);
   return rows[0]!.id;
 }
 
@@ -74,7 +74,7 @@ describe('errorGroups', () => {
     const old = await failures(5, { message: 'old failure', hoursAgo: 48 }); // most events, none in the last day
     const mid = await failures(3, { message: 'middle failure', hoursAgo: 2, status: 'EXHAUSTED' });
     const recent = await failures(2, { message: 'recent failure' });
-    await sql.query(`update lazarus_dead_letters set status = 'RESOLVED' where error_message like 'old failure%' and id % 5 <> 0`);
+    await sql.query(`update dead_letters_current set status = 'RESOLVED' where error_message like 'old failure%' and id % 5 <> 0`);
     await fold();
 
     const order = async (orderBy: string) =>
@@ -104,6 +104,41 @@ describe('errorGroups', () => {
     await failures(1, { message: 'gamma', eventType: 'b', status: 'DISCARDED' });
     const { body } = await execute(server, GROUPS, { filter: { eventTypes: ['b'], statuses: ['OPEN'], signatureText: 'ET' } });
     expect(field(body).edges.map((e: { node: { id: string } }) => e.node.id)).toEqual([beta]);
+  });
+});
+
+describe('ErrorGroup.sampleHeadline', () => {
+  it('reads each group’s first stored stack frame, else its first line, for a whole page in one statement', async () => {
+    for (let i = 0; i < 6; i++) await failures(2, { eventType: `type.${i}`, message: `refused by service ${i}` });
+    await sql.query(`update dead_letters set error_stack = 'Error: refused' || chr(10) || '    at send (/app/src/send.ts:' || id || ':5)' where event_type in ('type.0', 'type.1')`);
+    const statementsOf = async (fields: string) => {
+      // Every statement the page makes, counted on the pg client the Prisma adapter uses.
+      const query = pg.Client.prototype.query;
+      let statements = 0;
+      pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+        statements += 1;
+        return (query as (...a: unknown[]) => unknown).apply(this, args);
+      } as typeof query;
+      try {
+        const { body } = await execute<any>(server, `{ errorGroups(first: 50) { edges { node { eventType ${fields} } } } }`);
+        return { statements, nodes: body.data!.errorGroups.edges.map((e: { node: unknown }) => e.node) as { eventType: string; sampleHeadline?: string }[] };
+      } finally {
+        pg.Client.prototype.query = query;
+      }
+    };
+    const plain = await statementsOf('');
+    const withHeadlines = await statementsOf('sampleHeadline');
+    expect(withHeadlines.statements - plain.statements).toBe(1);
+    const { rows } = await sql.query<{ event_type: string; id: string }>(`select event_type, min(id)::text as id from dead_letters group by 1`);
+    const firstOf = new Map(rows.map((r) => [r.event_type, r.id]));
+    expect(Object.fromEntries(withHeadlines.nodes.map((n) => [n.eventType, n.sampleHeadline]))).toEqual({
+      'type.0': `at send (/app/src/send.ts:${firstOf.get('type.0')}:5)`,
+      'type.1': `at send (/app/src/send.ts:${firstOf.get('type.1')}:5)`,
+      'type.2': 'refused by service 2 (request 1)',
+      'type.3': 'refused by service 3 (request 1)',
+      'type.4': 'refused by service 4 (request 1)',
+      'type.5': 'refused by service 5 (request 1)',
+    });
   });
 });
 
@@ -167,7 +202,7 @@ describe('DeadLetterFilter.groupId', () => {
     const page = await execute(server, '{ deadLetters { edges { node { errorGroupId } } } }');
     expect(page.body).toEqual({ data: { deadLetters: { edges: [{ node: { errorGroupId: id } }] } } });
     // Dropping the fingerprint moves the row to the group of its computed signature.
-    await sql.query(`update lazarus_dead_letters set fingerprint = null where id = $1`, [row.id]);
+    await sql.query(`update dead_letters_current set fingerprint = null where id = $1`, [row.id]);
     const moved = await t.db.deadLetter.findFirstOrThrow();
     expect(moved.errorGroupId).not.toBe(BigInt(id));
     expect(matchesDeadLetterFilter(moved, { groupId: BigInt(id) })).toBe(false);

@@ -137,7 +137,7 @@ async function insert(v: { message?: string; stack?: string | null; fingerprint?
 async function groupsAgainstScan(q: pg.Pool | pg.Client): Promise<{ groups: number; differing: number }> {
   const { rows } = await q.query<{ groups: number; differing: number }>(`
     with scan as (select id, count(*) as total, sum(unresolved) as unresolved
-                    from (select error_group_id as id, lazarus_is_unresolved(status) as unresolved from lazarus_dead_letters
+                    from (select error_group_id as id, lazarus_is_unresolved(status) as unresolved from dead_letters_current
                           union all select error_group_id, 0 from dead_letter_tombstones) x group by id),
          hours as (select group_id as id, sum(count) as n from error_group_hours group by 1)
     select count(*)::int as groups,
@@ -242,7 +242,7 @@ describe('the group signature', () => {
   it('moves a row to its new group when an UPDATE changes its stack', async () => {
     const id = await insert({});
     await groups();
-    await sql.query('update lazarus_dead_letters set error_stack = $2 where id = $1', [id, node(1, 1)]);
+    await sql.query('update dead_letters_current set error_stack = $2 where id = $1', [id, node(1, 1)]);
     expect((await groups()).map((g) => [g.signature.split('\n').length, g.total_count, g.unresolved_count])).toEqual([[1, '0', '0'], [5, '1', '1']]);
   });
 
@@ -252,7 +252,7 @@ describe('the group signature', () => {
              'Error: worker crashed' || chr(10) || '    at handler (/app/src/handlers/h' || (i % 5) || '.ts:' || i || ':1)',
              (case when i % 4 = 0 then 'RESOLVED' else 'PENDING' end)::"DeadLetterStatus"
         from generate_series(1, 400) i`);
-    await sql.query(`update lazarus_dead_letters set status = 'DISCARDED' where id % 3 = 0`);
+    await sql.query(`update dead_letters_current set status = 'DISCARDED' where id % 3 = 0`);
     await sql.query(`delete from dead_letters where id % 7 = 0`);
     await foldErrorGroupLedger(t.db);
     expect(await groupsAgainstScan(sql)).toEqual({ groups: 10, differing: 0 });

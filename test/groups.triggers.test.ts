@@ -116,9 +116,9 @@ describe('error groups kept by the database', () => {
   it('resolves a group by itself when no member is unresolved, and records why', async () => {
     const a = await insert({});
     const b = await insert({});
-    await sql.query(`update lazarus_dead_letters set status = 'RESOLVED' where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set status = 'RESOLVED' where id = $1`, [a]);
     expect((await groups())[0]).toMatchObject({ status: 'OPEN', unresolved_count: '1' });
-    await sql.query(`update lazarus_dead_letters set status = 'SUCCEEDED' where id = $1`, [b]);
+    await sql.query(`update dead_letters_current set status = 'SUCCEEDED' where id = $1`, [b]);
 
     const [group] = await groups();
     expect(group).toMatchObject({ status: 'RESOLVED', unresolved_count: '0', total_count: '2', regressed_at: null });
@@ -127,8 +127,8 @@ describe('error groups kept by the database', () => {
 
   it('leaves a group alone when the retry loop claims and releases its members', async () => {
     const a = await insert({});
-    await sql.query(`update lazarus_dead_letters set status = 'PROCESSING', lease_owner = 'w', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' where id = $1`, [a]);
-    await sql.query(`update lazarus_dead_letters set status = 'PENDING', lease_owner = null, lease_token = null, lease_expires_at = null, attempts = 1 where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set status = 'PROCESSING', lease_owner = 'w', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set status = 'PENDING', lease_owner = null, lease_token = null, lease_expires_at = null, attempts = 1 where id = $1`, [a]);
     const [group] = await groups();
     expect(group).toMatchObject({ status: 'OPEN', unresolved_count: '1', total_count: '1' });
     expect(await history(group!.id)).toHaveLength(1);
@@ -137,7 +137,7 @@ describe('error groups kept by the database', () => {
   it('reopens a RESOLVED group as regressed when a new failure arrives', async () => {
     const a = await insert({});
     await groups();
-    await sql.query(`update lazarus_dead_letters set status = 'RESOLVED' where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set status = 'RESOLVED' where id = $1`, [a]);
     expect((await groups())[0]).toMatchObject({ status: 'RESOLVED' });
     await insert({ message: 'HTTP 503 from inventory (request 99)' });
 
@@ -150,9 +150,9 @@ describe('error groups kept by the database', () => {
   it('reopens a RESOLVED group without calling it a regression when a member is requeued', async () => {
     const a = await insert({ status: 'EXHAUSTED' });
     await groups();
-    await sql.query(`update lazarus_dead_letters set status = 'RESOLVED' where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set status = 'RESOLVED' where id = $1`, [a]);
     expect((await groups())[0]).toMatchObject({ status: 'RESOLVED' });
-    await sql.query(`update lazarus_dead_letters set status = 'PENDING' where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set status = 'PENDING' where id = $1`, [a]);
     const [group] = await groups();
     expect(group).toMatchObject({ status: 'OPEN', unresolved_count: '1', regressed_at: null });
     expect((await history(group!.id)).at(-1)).toEqual(['RESOLVED', 'OPEN', 'system', 'a member is unresolved again']);
@@ -162,7 +162,7 @@ describe('error groups kept by the database', () => {
     const a = await insert({});
     const [created] = await groups();
     await sql.query(`update error_groups set status = 'IGNORED' where id = $1`, [created!.id]);
-    await sql.query(`update lazarus_dead_letters set status = 'DISCARDED' where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set status = 'DISCARDED' where id = $1`, [a]);
     await insert({});
     await insert({});
 
@@ -183,7 +183,7 @@ describe('error groups kept by the database', () => {
     expect(resolvedFromStart).toMatchObject({ status: 'RESOLVED' });
     expect(await alerts()).toEqual([{ trigger: 'NEW_GROUP', subject: `group:${group!.id}` }]);
 
-    await sql.query(`update lazarus_dead_letters set status = 'RESOLVED' where status = 'PENDING'`);
+    await sql.query(`update dead_letters_current set status = 'RESOLVED' where status = 'PENDING'`);
     await groups();
     await insert({ message: 'HTTP 503 from inventory (request 3)' });
     await groups();
@@ -212,7 +212,7 @@ describe('error groups kept by the database', () => {
 
   it('moves a row’s counts when an UPDATE changes its group', async () => {
     const a = await insert({ message: 'socket hang up' });
-    await sql.query(`update lazarus_dead_letters set fingerprint = 'inventory-down' where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set fingerprint = 'inventory-down' where id = $1`, [a]);
     const rows = await groups();
     expect(rows.map((g) => [g.signature, g.total_count, g.unresolved_count, g.status])).toEqual([
       ['socket hang up', '0', '0', 'RESOLVED'],
@@ -222,10 +222,10 @@ describe('error groups kept by the database', () => {
 
   it('leaves a RESOLVED group RESOLVED when a failure arrives and is resolved within one fold', async () => {
     const a = await insert({});
-    await sql.query(`update lazarus_dead_letters set status = 'RESOLVED' where id = $1`, [a]);
+    await sql.query(`update dead_letters_current set status = 'RESOLVED' where id = $1`, [a]);
     await groups();
     const b = await insert({});
-    await sql.query(`update lazarus_dead_letters set status = 'SUCCEEDED' where id = $1`, [b]);
+    await sql.query(`update dead_letters_current set status = 'SUCCEEDED' where id = $1`, [b]);
     const [group] = await groups();
     expect(group).toMatchObject({ status: 'RESOLVED', total_count: '2', unresolved_count: '0', regressed_at: null });
   });
@@ -261,7 +261,7 @@ describe('no producer waits on another', () => {
       // A wait on the first transaction's locks would surface here as an error, not as a hang.
       await second.query(`set local lock_timeout = '5s'`);
       await second.query(INSERT, ['HTTP 503 from inventory (request 2)']);
-      await second.query('update lazarus_dead_letters set status = $1 where error_message = $2', ['RESOLVED', 'HTTP 503 from inventory (request 2)']);
+      await second.query('update dead_letters_current set status = $1 where error_message = $2', ['RESOLVED', 'HTTP 503 from inventory (request 2)']);
       await second.query('commit');
 
       // The folder and an operator move do not wait on the open producer either.

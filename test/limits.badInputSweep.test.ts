@@ -146,7 +146,11 @@ function cases(ids: { pending: string; resolved: string; processing: string; red
     { name: 'a change cursor used as a page cursor', query: 'query ($a: String) { deadLetters(first: 5, after: $a) { totalCount } }', variables: { a: encodeCursor({ xid: 5n, changeId: 5n }) }, code: 'BAD_USER_INPUT' },
     { name: 'first and last together', query: '{ deadLetters(first: 5, last: 5) { totalCount } }', code: 'BAD_USER_INPUT' },
   ];
-  return [...roles, ...malformedIds, ...oversize, ...transitions, ...shapes, ...sqlish, ...cursors];
+  const jsonText: Case[] = [
+    { name: 'an escaped NUL in a filter\'s payloadContains', query: 'query ($f: DeadLetterFilter) { deadLetters(filter: $f) { totalCount } }', variables: { f: { payloadContains: '{"a":"\\u0000"}' } }, code: 'BAD_USER_INPUT' },
+    { name: 'a lone surrogate escape in a dry-run requeue\'s payloadPath.equals', query: `mutation ($f: DeadLetterFilter) { requeueDeadLetters(input: { filter: $f, dryRun: true }) ${BULK} }`, variables: { f: { payloadPath: { path: ['a'], equals: '"\\ud800"' } } }, code: 'BAD_USER_INPUT' },
+  ];
+  return [...roles, ...malformedIds, ...oversize, ...transitions, ...shapes, ...sqlish, ...cursors, ...jsonText];
 }
 
 /** The code a response carries: the first GraphQL error's, a typed result's, or OK. */

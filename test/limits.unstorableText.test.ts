@@ -11,11 +11,15 @@ import {
   type GraphQLField,
   type GraphQLInputType,
 } from 'graphql';
+import { createClient } from 'graphql-ws';
 import { describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { schema } from '../src/api/schema/schema.ts';
+import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { execute, testServer } from './helpers/graphql.ts';
+import { startLiveServer } from './helpers/live.ts';
 import { subscribeSse } from './helpers/sse.ts';
 import { everyTableDigest } from './helpers/writes.ts';
 
@@ -157,6 +161,85 @@ describe('text that cannot be stored', () => {
     const { body } = await execute(testServer(t.db), 'query ($t: String) { deadLetters(filter: { errorText: $t }) { totalCount } }', { t: 'emoji 😀 tab\t bell\u0007' });
 
     expect(body).toEqual({ data: { deadLetters: { totalCount: 0 } } });
+  });
+});
+
+// JSON text in a filter is parsed by the service: the escapes \u0000 and a lone surrogate are plain
+// ASCII to the text guard, and become text jsonb refuses only once parsed.
+describe('JSON text in a filter that jsonb cannot hold', () => {
+  const F = 'query ($f: DeadLetterFilter) { deadLetters(filter: $f) { totalCount } }';
+  const refusal = (body: { errors?: { extensions?: Record<string, unknown> }[] }) =>
+    body.errors?.map((e) => ({ code: e.extensions?.code, argument: e.extensions?.argument }));
+
+  const operations: [string, string, (f: unknown, group: string) => Record<string, unknown>][] = [
+    ['deadLetters (a page)', 'query ($f: DeadLetterFilter) { deadLetters(filter: $f, first: 5) { edges { node { id } } } }', (f) => ({ f })],
+    ['deadLetters (counts)', 'query ($f: DeadLetterFilter) { deadLetters(filter: $f) { totalCount boundedCount { count } } }', (f) => ({ f })],
+    ['deadLetterStats', 'query ($f: DeadLetterFilter) { deadLetterStats(filter: $f) { total } }', (f) => ({ f })],
+    ['requeueDeadLetters (dry run)', 'mutation ($f: DeadLetterFilter) { requeueDeadLetters(input: { filter: $f, dryRun: true }) { __typename } }', (f) => ({ f })],
+    ['requeueDeadLetters', 'mutation ($f: DeadLetterFilter) { requeueDeadLetters(input: { filter: $f }) { __typename } }', (f) => ({ f })],
+    ['resolveDeadLetters', 'mutation ($f: DeadLetterFilter) { resolveDeadLetters(input: { filter: $f, reason: "r" }) { __typename } }', (f) => ({ f })],
+    ['deleteDeadLetters (dry run)', 'mutation ($f: DeadLetterFilter) { deleteDeadLetters(input: { filter: $f, dryRun: true }) { __typename } }', (f) => ({ f })],
+    ['previewTransform', 'query ($f: DeadLetterFilter!) { previewTransform(input: { filter: $f, mergePatch: { x: 1 } }) { __typename } }', (f) => ({ f })],
+    ['applyTransform', 'mutation ($f: DeadLetterFilter!) { applyTransform(input: { filter: $f, mergePatch: { x: 1 } }) { __typename } }', (f) => ({ f })],
+    ['errorGroup.members', 'query ($id: ID!, $f: DeadLetterFilter) { errorGroup(id: $id) { members(filter: $f) { totalCount } } }', (f, id) => ({ id, f })],
+    ['requeueErrorGroupMembers (dry run)', 'mutation ($id: ID!, $f: DeadLetterFilter) { requeueErrorGroupMembers(input: { id: $id, filter: $f, dryRun: true }) { __typename } }', (f, id) => ({ id, f })],
+  ];
+  const filters: [string, unknown, string][] = [
+    ['\\u0000 in payloadContains', { payloadContains: '{"orderId":"\\u0000"}' }, 'filter.payloadContains'],
+    ['a lone surrogate in payloadPath.equals', { payloadPath: { path: ['orderId'], equals: '"\\ud800"' } }, 'filter.payloadPath.equals'],
+  ];
+
+  it.each(operations.flatMap(([op, query, variables]) => filters.map(([what, f, argument]) => [`${op} with ${what}`, query, variables, f, argument] as const)))(
+    'refuses %s as BAD_USER_INPUT naming the field, and writes nothing',
+    async (_name, query, variables, f, argument) => {
+      await insertDeadLetter(t.db);
+      await foldErrorGroupLedger(t.db);
+      const { rows } = await t.handle.pool.query<{ id: string }>('select error_group_id::text as id from dead_letters_current limit 1');
+      const before = await everyTableDigest(t.handle);
+
+      const { body } = await execute(testServer(t.db), query, variables(f, rows[0]!.id));
+
+      expect(refusal(body)).toEqual([{ code: 'BAD_USER_INPUT', argument }]);
+      expect(await everyTableDigest(t.handle)).toBe(before);
+    },
+  );
+
+  it.each([
+    ['\\u0000 in an object key', '{"a\\u0000":1}', 'filter.payloadContains (a key)'],
+    ['a lone low surrogate nested in an array', '{"a":[{"b":"x\\udc00"}]}', 'filter.payloadContains.a[0].b'],
+    ['a high surrogate followed by no low one', '{"a":"\\ud83dx"}', 'filter.payloadContains.a'],
+    ['\\u0000 as the whole value', '"\\u0000"', 'filter.payloadContains'],
+  ])('refuses %s and names where it is in the message', async (_name, text, where) => {
+    const { body } = await execute(testServer(t.db), F, { f: { payloadContains: text } });
+
+    expect(refusal(body)).toEqual([{ code: 'BAD_USER_INPUT', argument: 'filter.payloadContains' }]);
+    expect(body.errors![0]!.message).toContain(where);
+  });
+
+  it('accepts a properly paired surrogate escape, in a key and a value', async () => {
+    await insertDeadLetter(t.db, { payload: { 'k😀': '😀' } });
+
+    const { body } = await execute(testServer(t.db), F, { f: { payloadContains: '{"k\\ud83d\\ude00":"\\ud83d\\ude00"}' } });
+
+    expect(body).toEqual({ data: { deadLetters: { totalCount: 1 } } });
+  });
+
+  it('refuses it over graphql-ws too, for a live subscription', async () => {
+    const live = await startLiveServer({ databaseUrl: t.url, db: t.db });
+    const client = createClient({ url: live.url.replace('http', 'ws'), webSocketImpl: WebSocket, retryAttempts: 0, lazy: true });
+    try {
+      const errors = await new Promise<unknown>((resolve) => {
+        client.subscribe(
+          { query: 'subscription ($f: DeadLetterFilter) { deadLetterStatsChanged(filter: $f) { byStatus { status count } } }', variables: { f: { payloadContains: '{"a":"\\u0000"}' } } },
+          { next: (message) => resolve(message.errors), error: resolve, complete: () => resolve('completed without a message') },
+        );
+      });
+
+      expect(refusal({ errors: errors as never })).toEqual([{ code: 'BAD_USER_INPUT', argument: 'filter.payloadContains' }]);
+    } finally {
+      await client.dispose();
+      await live.close();
+    }
   });
 });
 

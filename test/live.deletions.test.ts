@@ -65,7 +65,7 @@ describe('deletions on the live feed', () => {
     const sub = await subscribeSse<Changes>(live.url, CHANGES, { filter: { queues: ['billing'] } });
 
     await t.handle.pool.query('delete from dead_letters where id = any($1::bigint[])', [[bySql.id.toString(), other.id.toString()]]);
-    expect(await purgeFinishedDeadLetters(t.db, 30 * 86_400_000, 100)).toBe(1);
+    expect((await purgeFinishedDeadLetters(t.db, 30 * 86_400_000, 100))?.purged).toBe(1);
     const events = await sub.take(2);
     sub.close();
 

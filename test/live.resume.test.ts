@@ -59,7 +59,7 @@ describe('resuming deadLetterChanged with a cursor', () => {
     await first.close();
 
     const c = await insertRow();
-    await t.db.$executeRaw`update lazarus_dead_letters set status = 'RESOLVED', resolved_by = 'ops' where id = ${BigInt(a)}`;
+    await t.db.$executeRaw`update dead_letters_current set status = 'RESOLVED', resolved_by = 'ops' where id = ${BigInt(a)}`;
 
     const second = await start();
     const resumed = await subscribe(second, { after: lastCursor });
@@ -77,7 +77,7 @@ describe('resuming deadLetterChanged with a cursor', () => {
     await insertRow();
     const [start0] = await first.take(1);
     const b = await insertRow();
-    await t.db.$executeRaw`update lazarus_dead_letters set status = 'DISCARDED', resolved_by = 'ops' where id = ${BigInt(b)}`;
+    await t.db.$executeRaw`update dead_letters_current set status = 'DISCARDED', resolved_by = 'ops' where id = ${BigInt(b)}`;
     await insertRow();
     const resumed = await subscribe(service, { after: start0!.data!.deadLetterChanged.cursor, filter: { statuses: ['DISCARDED'] } });
     expect(view(await resumed.next())).toEqual({ id: b, status: 'DISCARDED', isNew: false });

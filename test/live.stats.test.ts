@@ -18,7 +18,7 @@ type Counts = { total: number; byStatus: { status: string; count: number }[] };
 /** The same figures by a plain scan, in the stream's order (the status enum's). */
 async function scanned(where: string, values: unknown[]): Promise<Counts> {
   const { rows } = await t.handle.pool.query(
-    `select d.status::text as status, count(*)::int as count from lazarus_dead_letters d where ${where} group by d.status order by d.status`,
+    `select d.status::text as status, count(*)::int as count from dead_letters_current d where ${where} group by d.status order by d.status`,
     values,
   );
   return { total: rows.reduce((n, r) => n + r.count, 0), byStatus: rows };
@@ -48,7 +48,7 @@ describe('deadLetterStatsChanged counts', () => {
       expect(first!.data!.deadLetterStatsChanged).toEqual(await scanned(where, values));
       expect(first!.data!.deadLetterStatsChanged.total).toBeGreaterThan(0);
 
-      await t.handle.pool.query(`update lazarus_dead_letters set status = 'RESOLVED' where status = 'EXHAUSTED' and id % 2 = 0`);
+      await t.handle.pool.query(`update dead_letters_current set status = 'RESOLVED' where status = 'EXHAUSTED' and id % 2 = 0`);
       const [second] = await sub.take(1);
       expect(second!.data!.deadLetterStatsChanged).toEqual(await scanned(where, values));
       expect(second!.data!.deadLetterStatsChanged).not.toEqual(first!.data!.deadLetterStatsChanged);

@@ -1,6 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GraphQLServer } from '../src/api/server.ts';
-import { queryPg } from '../src/db/createDb.ts';
+import { runSql } from '../src/db/runSql.ts';
 import { deadLetterPageSql, readDeadLetterPage } from '../src/db/sql/deadLetterPage.ts';
 import { deadLetterWhereSql, type DeadLetterFilter } from '../src/db/sql/deadLetterWhere.ts';
 import { estimateRows } from '../src/db/sql/estimateRows.ts';
@@ -275,7 +275,7 @@ describe('deadLetters by status in created order (walked on the state table)', (
     const m = more as { payloadContains?: string };
     const domain = { ...filter, payloadContains: m.payloadContains && JSON.parse(m.payloadContains) } as DeadLetterFilter; // the filter as the API parses it
     // The same filter through the view, in the view's own order: what every page must add up to.
-    const newest = (await queryPg<{ id: bigint }>(t.db, Prisma.sql`select d.id from lazarus_dead_letters d where ${deadLetterWhereSql(domain)} order by d.created_at desc, d.id desc`)).map((r) => String(r.id));
+    const newest = (await runSql<{ id: bigint }>(t.db, Prisma.sql`select d.id from dead_letters_current d where ${deadLetterWhereSql(domain)} order by d.created_at desc, d.id desc`)).map((r) => String(r.id));
     expect(newest.length).toBeGreaterThan(1);
     // The page is found from the smaller side by PostgreSQL's estimates (readCreatedPage); the walk
     // on the state table gives the same rows, from the start and past a cursor.
@@ -326,10 +326,10 @@ describe('deadLetters by status in created order (walked on the state table)', (
     await t.db.$executeRaw`analyze dead_letter_states`;
     const run = async (filter: DeadLetterFilter, walk: boolean) => {
       const sql = deadLetterPageSql({ where: deadLetterWhereSql(filter), field: 'CREATED_AT', descending: true, after: null, limit: 2, ...(walk ? statusWalkOf(filter) : {}) });
-      const [plan] = await queryPg<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(
+      const [plan] = await runSql<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(
         t.db, Prisma.sql`explain (analyze, buffers, format json) ${sql}`);
       const { Plan } = plan!['QUERY PLAN'][0];
-      return { ids: (await queryPg<{ id: bigint }>(t.db, sql)).map((r) => String(r.id)), buffers: Plan['Shared Hit Blocks'] + Plan['Shared Read Blocks'] };
+      return { ids: (await runSql<{ id: bigint }>(t.db, sql)).map((r) => String(r.id)), buffers: Plan['Shared Hit Blocks'] + Plan['Shared Read Blocks'] };
     };
     // b is the one EXHAUSTED row, in queue orders; the 3,000 are in orders too.
     for (const filter of [{ statuses: ['EXHAUSTED'] }, { statuses: ['EXHAUSTED'], queues: ['orders'] }] satisfies DeadLetterFilter[]) {
@@ -372,10 +372,10 @@ describe('deadLetters by status in created order (walked on the state table)', (
     // The second step's statement reads the successes, not the 3,000 newer events.
     const filter: DeadLetterFilter = { statuses: ['SUCCEEDED'] };
     const sql = deadLetterPageSql({ where: deadLetterWhereSql(filter), field: 'CREATED_AT', descending: true, after: null, limit: 2, ...statusWalkOf(filter, { succeeded: true }) });
-    const [plan] = await queryPg<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(
+    const [plan] = await runSql<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(
       t.db, Prisma.sql`explain (analyze, buffers, format json) ${sql}`);
     const { Plan } = plan!['QUERY PLAN'][0];
-    expect((await queryPg<{ id: bigint }>(t.db, sql)).map((r) => String(r.id))).toEqual([ids.f!.toString(), ids.d!.toString()]);
+    expect((await runSql<{ id: bigint }>(t.db, sql)).map((r) => String(r.id))).toEqual([ids.f!.toString(), ids.d!.toString()]);
     expect(Plan['Shared Hit Blocks'] + Plan['Shared Read Blocks']).toBeLessThan(100);
     expect(statusWalkOf(filter)).toBeUndefined(); // without `succeeded`, as the first step leaves it
   });

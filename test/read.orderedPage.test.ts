@@ -110,7 +110,7 @@ describe('a page in an order whose index leaves PROCESSING events out', () => {
     for (const [field, expr] of Object.entries(ORDERS) as [keyof typeof ORDERS, string][]) {
       for (const direction of ['ASC', 'DESC'] as const) {
         for (const filter of filters) {
-          const expected = await t.db.$queryRaw<{ id: bigint }[]>`select d.id from lazarus_dead_letters d where ${deadLetterWhereSql(filter)}
+          const expected = await t.db.$queryRaw<{ id: bigint }[]>`select d.id from dead_letters_current d where ${deadLetterWhereSql(filter)}
             order by ${Prisma.raw(expr)} ${Prisma.raw(direction)}, d.id ${Prisma.raw(direction)}`;
           const orderBy = { field, direction };
           const forward = await pageThrough((after) => readDeadLetterConnection(t.db, filter, { orderBy, first: 4, after }, ID),
@@ -139,7 +139,7 @@ describe('a page in an order whose index leaves PROCESSING events out', () => {
       expect(plan).toContain(`dead_letter_states_${index}`);
       expect(plan).toContain('dead_letter_states_lease_idx');
     }
-    const count = (filter: DeadLetterFilter) => Prisma.sql`select count(*) from lazarus_dead_letters d where ${deadLetterWhereSql(filter)}`;
+    const count = (filter: DeadLetterFilter) => Prisma.sql`select count(*) from dead_letters_current d where ${deadLetterWhereSql(filter)}`;
     expect(await planOf(count({ updatedAt: { from: new Date() } }))).toMatch(/dead_letter_states_updated_idx[\s\S]*dead_letter_states_lease_idx/);
     expect(await planOf(count({ attempts: { min: 3 } }))).toMatch(/dead_letter_states_attempts_idx[\s\S]*dead_letter_states_lease_idx/);
     // Either status index (the smaller, without SUCCEEDED rows, since 20261201100000) beside the lease index.

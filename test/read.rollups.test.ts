@@ -3,8 +3,8 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import { close, remove, requeue } from '../src/domain/operatorActions.ts';
 import { rollupPlan } from '../src/db/sql/rollupPlan.ts';
-import { compactRollups } from '../src/domain/statsRollups.ts';
-import { startPeriodic } from '../src/workers/periodic.ts';
+import { COMPACTION_RESTART_EVERY, compactRollups, resumingCompactions } from '../src/domain/statsRollups.ts';
+import { startPeriodic } from '../src/runtime/periodic.ts';
 import type { GraphQLServer } from '../src/api/server.ts';
 import { runRetryPass } from '../src/workers/retry/runRetryPass.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -60,13 +60,13 @@ describe('stats rollups', () => {
     await expectRollupsEqualScan();
     const rollupRows = async () => (await t.handle.pool.query('select count(*)::int as n from dead_letter_rollups')).rows[0].n;
     const before = await rollupRows();
-    await t.handle.pool.query(`update lazarus_dead_letters set error_message = error_message || '!'`);
+    await t.handle.pool.query(`update dead_letters_current set error_message = error_message || '!'`);
     expect(await rollupRows()).toBe(before);
     await expectRollupsEqualScan();
-    await t.handle.pool.query(`update lazarus_dead_letters set attempts = attempts + 1`);
+    await t.handle.pool.query(`update dead_letters_current set attempts = attempts + 1`);
     expect(await rollupRows()).toBeGreaterThan(before);
     await expectRollupsEqualScan();
-    await t.handle.pool.query(`update lazarus_dead_letters set event_type = 'renamed', created_at = created_at + interval '2 hours' where queue = 'q1'`);
+    await t.handle.pool.query(`update dead_letters_current set event_type = 'renamed', created_at = created_at + interval '2 hours' where queue = 'q1'`);
     await expectRollupsEqualScan();
     await remove(t.db, 'ops', { selection: { filter: { queues: ['q2'] } }, dryRun: false, reason: null });
     await expectRollupsEqualScan();
@@ -74,13 +74,13 @@ describe('stats rollups', () => {
 
   it('follow the retry engine moving events to SUCCEEDED and the retention purge deleting them', async () => {
     await seed(12);
-    await t.handle.pool.query(`update lazarus_dead_letters set status = 'PENDING', next_attempt_at = now() - interval '1 minute'`);
+    await t.handle.pool.query(`update dead_letters_current set status = 'PENDING', next_attempt_at = now() - interval '1 minute'`);
     const summary = await runRetryPass(passDeps(t.db, { inProcessEventTypes: ['a', 'b', 'c'], deliver: async () => ({ ok: true, statusCode: null, responseBody: null }), config: { workerId: 'w', batchSize: 100, concurrency: 4, leaseSeconds: 30 } }));
     expect(summary).toMatchObject({ claimed: 12, succeeded: 12 });
     const scan = await expectRollupsEqualScan();
     expect(scan.every((r) => r.status === 'SUCCEEDED')).toBe(true);
-    await t.handle.pool.query(`update lazarus_dead_letters set resolved_at = now() - interval '2 days'`);
-    expect(await purgeFinishedDeadLetters(t.db, 86_400_000, 1000)).toBe(12);
+    await t.handle.pool.query(`update dead_letters_current set resolved_at = now() - interval '2 days'`);
+    expect((await purgeFinishedDeadLetters(t.db, 86_400_000, 1000))?.purged).toBe(12);
     expect(await expectRollupsEqualScan()).toEqual([]);
   });
 
@@ -88,7 +88,7 @@ describe('stats rollups', () => {
     await seed(30);
     await Promise.all([
       ...Array.from({ length: 6 }, (_, i) => insertDeadLetter(t.db, { eventType: 'a', queue: 'q1', createdAt: at(1, i) })),
-      ...Array.from({ length: 4 }, (_, i) => t.handle.pool.query(`update lazarus_dead_letters set status = 'RESOLVED', resolved_by = 'x' where id % 4 = $1 and status <> 'PROCESSING'`, [i])),
+      ...Array.from({ length: 4 }, (_, i) => t.handle.pool.query(`update dead_letters_current set status = 'RESOLVED', resolved_by = 'x' where id % 4 = $1 and status <> 'PROCESSING'`, [i])),
       t.handle.pool.query(`delete from dead_letters where id % 7 = 0`),
       compactRollups(t.db),
       compactRollups(t.db),
@@ -107,7 +107,7 @@ describe('the per-row helpers of the rollup and group triggers', () => {
   it('are inlined by the planner (no SQL-function call per row) and give the hour and the unresolved flag', async () => {
     const c = await t.handle.pool.connect();
     try {
-      const plan = await c.query(`explain verbose select lazarus_rollup_bucket(created_at), lazarus_is_unresolved(status) from lazarus_dead_letters`);
+      const plan = await c.query(`explain verbose select lazarus_rollup_bucket(created_at), lazarus_is_unresolved(status) from dead_letters_current`);
       const text = plan.rows.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).not.toMatch(/lazarus_rollup_bucket|lazarus_is_unresolved/);
       // The hour of every instant, whatever the session's zone: across DST changes here and on the
@@ -136,7 +136,7 @@ describe('the per-row helpers of the rollup and group triggers', () => {
 describe('rollup compaction as the service runs it', () => {
   it('folds the ledger on its interval until stopped', async () => {
     await seed(12);
-    await t.handle.pool.query(`update lazarus_dead_letters set status = 'RESOLVED', resolved_by = 'x'`);
+    await t.handle.pool.query(`update dead_letters_current set status = 'RESOLVED', resolved_by = 'x'`);
     const rows = async () => (await t.handle.pool.query('select count(*)::int as n from dead_letter_rollups')).rows[0].n as number;
     const groups = (await expectRollupsEqualScan()).length;
     expect(await rows()).toBeGreaterThan(groups);
@@ -211,7 +211,7 @@ describe('deadLetterStats from rollups', () => {
 describe('compaction in batches', () => {
   it('folds the ledger in many short statements, each over at most its batch of rows, to the same sums', async () => {
     await seed(30);
-    await t.handle.pool.query(`update lazarus_dead_letters set status = 'RESOLVED', resolved_by = 'x'`);
+    await t.handle.pool.query(`update dead_letters_current set status = 'RESOLVED', resolved_by = 'x'`);
     const { rows } = await t.handle.pool.query<{ n: number }>('select count(*)::int as n from dead_letter_rollups');
     const batches: { ledger: string; scanned: number }[] = [];
 
@@ -224,5 +224,29 @@ describe('compaction in batches', () => {
     const groups = await expectRollupsEqualScan();
     const after = await t.handle.pool.query<{ n: number }>('select count(*)::int as n from dead_letter_rollups');
     expect(after.rows[0]!.n).toBe(groups.length);
+  });
+
+  it('resumes each run from the last one\'s watermark, and every COMPACTION_RESTART_EVERY-th run walks the whole ledger again', async () => {
+    await seed(30);
+    const run = resumingCompactions(t.db);
+    await run();
+    await expectRollupsEqualScan();
+    const count = async (eventType: string) =>
+      (await t.handle.pool.query<{ n: number }>('select count(*)::int as n from dead_letter_rollups where event_type = $1', [eventType])).rows[0]!.n;
+    // A zero-sum pair whose ids were taken before the run passed them but committed after it (ids
+    // 1 and 2 are long gone: compaction replaced them), and a pair appended since.
+    await t.handle.pool.query(`insert into dead_letter_rollups (id, bucket, event_type, queue, error_kind, status, count, attempts) overriding system value
+                               values (1, $1, 'late', 'q1', 'TIMEOUT', 'PENDING', 1, 0), (2, $1, 'late', 'q1', 'TIMEOUT', 'PENDING', -1, 0)`, [at(0)]);
+    await t.handle.pool.query(`insert into dead_letter_rollups (bucket, event_type, queue, error_kind, status, count, attempts)
+                               values ($1, 'appended', 'q1', 'TIMEOUT', 'PENDING', 1, 0), ($1, 'appended', 'q1', 'TIMEOUT', 'PENDING', -1, 0)`, [at(0)]);
+
+    await run();
+    expect(await count('appended')).toBe(0);
+    for (let i = 2; i < COMPACTION_RESTART_EVERY; i++) await run();
+    expect(await count('late')).toBe(2);
+
+    await run();
+    expect(await count('late')).toBe(0);
+    await expectRollupsEqualScan();
   });
 });

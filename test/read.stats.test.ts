@@ -5,7 +5,9 @@ import { execute, testServer } from './helpers/graphql.ts';
 import { T0, hours, seedReadRows } from './helpers/readSeed.ts';
 import { blockedKeysSql, type BlockedKeyRow } from '../src/db/sql/blockedKeys.ts';
 import { deadLetterWhereSql } from '../src/db/sql/deadLetterWhere.ts';
-import { queryRows } from '../src/db/sql/queryRows.ts';
+import { runSql } from '../src/db/runSql.ts';
+import { deadLetterTopErrorsSql } from '../src/db/sql/deadLetterTopErrors.ts';
+import { Prisma } from '../src/generated/prisma/client.ts';
 
 const t = useTestDatabase();
 let server: GraphQLServer;
@@ -51,7 +53,7 @@ async function stats(filter: Record<string, unknown>, bucket = 'DAY', from = T0,
 /** The same figure straight from SQL, for rows matching `where` (plain SQL text over d). */
 async function sqlGroup(column: string, where: string): Promise<KeyCount[]> {
   const { rows } = await t.handle.pool.query<KeyCount>(
-    `select ${column}::text as key, count(*)::int as count from lazarus_dead_letters d where ${where} group by 1 order by 2 desc, 1`,
+    `select ${column}::text as key, count(*)::int as count from dead_letters_current d where ${where} group by 1 order by 2 desc, 1`,
   );
   return rows;
 }
@@ -63,7 +65,7 @@ describe('deadLetterStats', () => {
     ['a filter matching nothing', { queues: ['nope'] }, 'false'],
   ])('agrees with SQL on every count for %s', async (_name, filter, where) => {
     const s = await stats(filter);
-    const { rows } = await t.handle.pool.query(`select count(*)::int as n from lazarus_dead_letters d where ${where}`);
+    const { rows } = await t.handle.pool.query(`select count(*)::int as n from dead_letters_current d where ${where}`);
     expect(s.total).toBe(rows[0].n);
     expect(s.byStatus).toEqual(await sqlGroup('d.status', where));
     expect(s.byEventType).toEqual(await sqlGroup('d.event_type', where));
@@ -72,7 +74,7 @@ describe('deadLetterStats', () => {
 
     const top = await t.handle.pool.query(
       `select error_signature as signature, count(*)::int as count, min(created_at) as "firstSeen", max(created_at) as "lastSeen", (array_agg(id order by created_at, id))[1]::text as "sampleId"
-         from lazarus_dead_letters d where ${where} group by 1 order by 2 desc, 1`,
+         from dead_letters_current d where ${where} group by 1 order by 2 desc, 1`,
     );
     expect(s.topErrors).toEqual(top.rows.map((r) => ({ ...r, firstSeen: r.firstSeen.toISOString(), lastSeen: r.lastSeen.toISOString() })));
 
@@ -80,7 +82,7 @@ describe('deadLetterStats', () => {
       `select count(*) filter (where status = 'SUCCEEDED')::float8 / nullif(count(*) filter (where status in ('SUCCEEDED', 'EXHAUSTED')), 0) as rate,
               (avg(attempts) filter (where status = 'SUCCEEDED'))::float8 as mean,
               min(created_at) filter (where status = 'PENDING') as oldest
-         from lazarus_dead_letters d where ${where}`,
+         from dead_letters_current d where ${where}`,
     );
     expect(s.retrySuccessRate).toBe(retry.rows[0].rate);
     expect(s.meanAttemptsToSuccess).toBe(retry.rows[0].mean);
@@ -143,6 +145,24 @@ describe('deadLetterStats', () => {
     expect(top).toMatchObject({ count: 3, firstSeen: older.createdAt.toISOString(), sampleId: older.id.toString() });
   });
 
+  it('finds a signature’s first and last event by descents on its index, not by walking the oldest events of other signatures', async () => {
+    // 3,000 events of another error, all older than the one of 'rare'.
+    await t.db.$executeRaw`insert into dead_letters (event_type, error_message, created_at)
+                           select 'order.placed', 'flood ' || g, ${hours(-500)}::timestamptz + g * interval '1 second' from generate_series(1, 3000) g`;
+    const rare = await t.db.deadLetter.create({ data: { eventType: 'order.placed', errorMessage: 'rare failure', createdAt: new Date(T0.getTime() - 1_000) } });
+    await t.db.$executeRaw`analyze dead_letters`;
+    const sql = deadLetterTopErrorsSql(Prisma.sql`true`, 100, null, true);
+    const rows = await runSql<{ signature: string; sampleId: bigint }>(t.db, sql);
+    expect(rows.find((r) => r.signature === 'rare failure')?.sampleId).toBe(rare.id);
+    const [plan] = await runSql<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(t.db, Prisma.sql`explain (analyze, buffers, format json) ${sql}`);
+    const { Plan } = plan!['QUERY PLAN'][0];
+    // The count reads every row once (no rollup plan here); the first/last lookups add a few buffers
+    // per signature. Walking the created index for 'rare' would add the flood's 3,000 rows again.
+    const scan = await runSql<{ 'QUERY PLAN': [{ Plan: { 'Shared Hit Blocks': number; 'Shared Read Blocks': number } }] }>(t.db, Prisma.sql`explain (analyze, buffers, format json) select count(*) from dead_letters`);
+    const scanBuffers = scan[0]!['QUERY PLAN'][0].Plan['Shared Hit Blocks'] + scan[0]!['QUERY PLAN'][0].Plan['Shared Read Blocks'];
+    expect(Plan['Shared Hit Blocks'] + Plan['Shared Read Blocks']).toBeLessThan(scanBuffers + 20 * rows.length);
+  });
+
   it('finds the same blocked keys by a descent per key as by one pass over every key', async () => {
     // Three keys of an ordered type: EXHAUSTED heads holding back 2 and 1 events, and a PENDING head.
     const add = (orderingKey: string, status: 'PENDING' | 'EXHAUSTED', orderingSeq: bigint) =>
@@ -156,7 +176,7 @@ describe('deadLetterStats', () => {
     await add('inv-3', 'PENDING', 1n);
     await add('inv-3', 'EXHAUSTED', 2n);
     const keys = (maxWalkedKeys?: number) =>
-      queryRows<BlockedKeyRow>(t.db, blockedKeysSql(deadLetterWhereSql({ eventTypes: ['invoice.sent'] }), 20, maxWalkedKeys));
+      runSql<BlockedKeyRow>(t.db, blockedKeysSql(deadLetterWhereSql({ eventTypes: ['invoice.sent'] }), 20, maxWalkedKeys));
     const expected = [
       { orderingKey: 'inv-1', eventType: 'invoice.sent', headId: k1.id, heldBack: 2 },
       { orderingKey: 'inv-2', eventType: 'invoice.sent', headId: k2.id, heldBack: 1 },
@@ -188,7 +208,7 @@ describe('read-side views', () => {
     // also after the oldest of a status has moved on.
     const depthAgreesWithScan = async () => {
       const view = await t.handle.pool.query('select status::text, events::int, oldest_created_at from lazarus_dlq_depth order by 1');
-      const scan = await t.handle.pool.query('select status::text, count(*)::int as events, min(created_at) as oldest_created_at from lazarus_dead_letters group by 1 order by 1');
+      const scan = await t.handle.pool.query('select status::text, count(*)::int as events, min(created_at) as oldest_created_at from dead_letters_current group by 1 order by 1');
       expect(view.rows).toEqual(scan.rows);
     };
     await depthAgreesWithScan();

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { GraphQLServer } from '../src/api/server.ts';
 import { startRedriveRunner, type RedriveRunner } from '../src/workers/redriveRunner.ts';
 import { startRetryLoop, type RetryLoop } from '../src/workers/retry/startRetryLoop.ts';
-import { createWebhookDeliver } from '../src/workers/retry/webhook.ts';
+import { createWebhookDeliver } from '../src/workers/targets/webhook.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute } from './helpers/graphql.ts';
 import { setPolicy, silentLogger } from './helpers/retry.ts';
@@ -81,7 +81,7 @@ describe('a ramped redrive with a failure guard', () => {
 
     const loop: RetryLoop = startRetryLoop({
       db: t.db, deliver: createWebhookDeliver(), logger: silentLogger, inProcessEventTypes: [],
-      config: { workerId: 'w', batchSize: 100, concurrency: 50, leaseSeconds: 30, pollIntervalMs: 50, shutdownTimeoutMs: 5_000, retentionMs: null, retentionIntervalMs: 60_000 },
+      config: { workerId: 'w', batchSize: 100, concurrency: 50, leaseSeconds: 30, pollIntervalMs: 50, shutdownTimeoutMs: 5_000 },
     });
     stops.push(() => loop.stop());
     const runner: RedriveRunner = startRedriveRunner({ db: t.db, logger: silentLogger, owner: 'runner-a', pollIntervalMs: 50 });
@@ -129,7 +129,7 @@ describe('a ramped redrive with a failure guard', () => {
               count(*) filter (where d.status = 'EXHAUSTED' and d.attempts = 10)::int as untouched,
               (select count(*)::int from delivery_attempts a join redrive_items j on j.dead_letter_id = a.dead_letter_id
                 where j.redrive_id = $1::bigint and j.dead_letter_id > $2::bigint) as tried
-         from redrive_items i join lazarus_dead_letters d on d.id = i.dead_letter_id
+         from redrive_items i join dead_letters_current d on d.id = i.dead_letter_id
         where i.redrive_id = $1::bigint and i.dead_letter_id > $2::bigint`, [id, at.lastId.toString()]);
     expect(held).toEqual({ n: EVENTS - at.processed, untouched: EVENTS - at.processed, tried: 0 });
 
@@ -153,7 +153,7 @@ describe('a ramped redrive with a failure guard', () => {
     expect(receiver.delivered.size).toBe(EVENTS);
     const { rows: attempts } = await t.handle.pool.query<{ id: string; n: number }>(
       `select d.id::text, count(a.id) filter (where a.outcome = 'SUCCEEDED')::int as n
-         from lazarus_dead_letters d left join delivery_attempts a on a.dead_letter_id = d.id group by d.id having count(a.id) filter (where a.outcome = 'SUCCEEDED') <> 1`);
+         from dead_letters_current d left join delivery_attempts a on a.dead_letter_id = d.id group by d.id having count(a.id) filter (where a.outcome = 'SUCCEEDED') <> 1`);
     expect(attempts).toEqual([]);
     const { rows: twice } = await t.handle.pool.query(
       `select dead_letter_id from dead_letter_actions where action = 'REQUEUED' and redrive_id = $1::bigint group by 1 having count(*) <> 1`, [id]);

@@ -11,7 +11,7 @@ import { attemptsOf, setPolicy, statusOf } from './helpers/retry.ts';
 const t = useTestDatabase();
 const claimAs = (workerId: string, limit = 10) =>
   claimDueDeadLetters(t.db, { limit, workerId, leaseSeconds: 30, inProcessEventTypes: ['order.placed'] });
-const expireLeases = () => t.db.$executeRaw`update lazarus_dead_letters set lease_expires_at = now() - interval '1 second' where status = 'PROCESSING'`;
+const expireLeases = () => t.db.$executeRaw`update dead_letters_current set lease_expires_at = now() - interval '1 second' where status = 'PROCESSING'`;
 const attempt = { workerId: 'worker-a', durationMs: 3, statusCode: 200, responseBody: null };
 
 describe('claimDueDeadLetters', () => {
@@ -61,7 +61,7 @@ describe('claimDueDeadLetters', () => {
     const lastAttempt = await insertDeadLetter(t.db, { maxAttempts: 1 });
     const stolen = await insertDeadLetter(t.db);
     const claims = new Map((await claimAs('worker-a')).map((c) => [c.id, c]));
-    await t.db.$executeRaw`update lazarus_dead_letters set lease_token = gen_random_uuid() where id = ${stolen.id}`;
+    await t.db.$executeRaw`update dead_letters_current set lease_token = gen_random_uuid() where id = ${stolen.id}`;
     const failure = (id: bigint, isPermanent = false) => ({
       ...attempt, statusCode: 503, id, leaseToken: claims.get(id)!.leaseToken, outcome: isPermanent ? 'PERMANENT_FAILURE' as const : 'FAILED' as const,
       errorMessage: `failed ${id}`, isPermanent, delayMs: 60_000, policyMaxAttempts: 10,
@@ -76,7 +76,7 @@ describe('claimDueDeadLetters', () => {
       { attemptNumber: 1, outcome: 'PERMANENT_FAILURE', statusCode: 503, workerId: 'worker-a', errorMessage: `failed ${permanent.id}` },
     ]);
     expect(await attemptsOf(t.db, stolen.id)).toEqual([]);
-    const due = await t.db.$queryRaw<{ later: boolean }[]>`select next_attempt_at > now() + interval '50 seconds' as later from lazarus_dead_letters where id = ${retried.id}`;
+    const due = await t.db.$queryRaw<{ later: boolean }[]>`select next_attempt_at > now() + interval '50 seconds' as later from dead_letters_current where id = ${retried.id}`;
     expect(due).toEqual([{ later: true }]);
   });
 

@@ -2,7 +2,7 @@
 // ranges, however the address is spelled, at save time and at delivery (after DNS, per hop).
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { isPrivateAddress, isPrivateHost } from '../src/domain/targetAddress.ts';
-import { createWebhookDeliver } from '../src/workers/retry/webhook.ts';
+import { createWebhookDeliver } from '../src/workers/targets/webhook.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { execute, testServer } from './helpers/graphql.ts';
 import { startSink, type Sink } from './helpers/sink.ts';
@@ -74,7 +74,7 @@ describe('delivering', () => {
   const deliver = createWebhookDeliver({ lookup: fakeDns });
   const event = { id: 1n, eventType: 'order.placed', queue: 'default', source: 'test', orderingKey: null, attempts: 1, occurredAt: new Date(), headers: {}, payload: {} };
   const policyFor = (targetUrl: string, allowPrivateTarget = false) =>
-    ({ targetUrl, allowPrivateTarget, timeoutMs: 5_000, signingSecret: null, permanentStatusCodes: [400] }) as unknown as Parameters<typeof deliver>[1];
+    ({ targetKind: 'webhook', targetSettings: { url: targetUrl }, allowPrivateTarget, timeoutMs: 5_000, permanentStatusCodes: [400] }) as unknown as Parameters<typeof deliver>[1];
   const port = () => new URL(sink.url).port;
 
   it.each(['127.0.0.1', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '2130706433', '0x7f.1', 'localhost'])(

@@ -51,10 +51,12 @@ describe('the service with the retry loop', () => {
 describe('retry configuration', () => {
   it('has defaults and rejects bad values naming the variable', () => {
     expect(loadConfig({}).retry).toEqual({
-      enabled: true, pollIntervalMs: 1000, batchSize: 100, concurrency: 10, leaseSeconds: 30, poolMax: 4, retentionDays: 30,
+      enabled: true, pollIntervalMs: 1000, batchSize: 100, concurrency: 10, leaseSeconds: 30, poolMax: 4, claimAhead: true, retentionDays: 30,
     });
+    expect(loadConfig({ RETRY_CLAIM_AHEAD: 'false' }).retry.claimAhead).toBe(false);
     expect(() => loadConfig({ RETRY_BATCH_SIZE: '0' })).toThrow(/RETRY_BATCH_SIZE:/);
     expect(() => loadConfig({ RETRY_LEASE_SECONDS: 'soon' })).toThrow(/RETRY_LEASE_SECONDS:/);
     expect(() => loadConfig({ RETENTION_DAYS: '-1' })).toThrow(/RETENTION_DAYS:/);
+    expect(() => loadConfig({ RETRY_CLAIM_AHEAD: 'maybe' })).toThrow(/RETRY_CLAIM_AHEAD:/);
   });
 });

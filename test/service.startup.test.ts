@@ -1,5 +1,5 @@
 // Real service processes: the start-up contract of `npm start`.
-import { chmod, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('starting the service', () => {
-  it('serves GraphQL, liveness and readiness on an external database, and exits 0 on SIGTERM', async () => {
+  it('serves GraphQL, liveness and readiness on an external database, logs where the console and GraphiQL are, and exits 0 on SIGTERM', async () => {
     const service = await start({ DATABASE_URL: await newDatabase() });
 
     const health = await fetch(`${service.url}/health`);
@@ -45,6 +45,7 @@ describe('starting the service', () => {
     expect(data).toEqual({ data: { deadLetters: { totalCount: 0 } } });
     expect(code).toBe(0);
     expect(logLines(service.output()).map((l) => l.msg)).toContain('stopped');
+    expect(logLines(service.output()).map((l) => l.msg)).toContain(`Lazarus is running: open the console at ${service.url}/ (GraphiQL at ${service.url}/graphql)`);
   });
 
   it('stops the service when a supervisor sends SIGTERM to the `npm start` process it started', async () => {
@@ -122,6 +123,29 @@ describe('starting the service', () => {
     }
   });
 
+  it('refuses a second start through a symlink to a data folder a live Lazarus uses, with the same one line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lazarus-data-'));
+    tempDirs.push(dir);
+    await chmod(dir, 0o777);
+    const dataDir = join(dir, 'pgdata');
+    const link = join(dir, 'link');
+    const env = { LAZARUS_DATA_DIR: dataDir, LAZARUS_EMBEDDED_PG_PORT: String(await freePort()) };
+    const first = await start(env);
+    try {
+      await symlink(dataDir, link);
+
+      const second = await runToExit({ ...env, LAZARUS_DATA_DIR: link, PORT: '0' });
+
+      const lines = (second.stdout + second.stderr).split('\n').filter((l) => l.includes('cannot start'));
+      expect(second.code).toBe(1);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`data folder ${await realpath(dataDir)} is in use by the Lazarus process ${first.child.pid}`);
+      expect((await fetch(`${first.url}/ready`)).status).toBe(200);
+    } finally {
+      expect(await first.stop()).toBe(0);
+    }
+  });
+
   it('recovers the data folder after the service was killed with SIGKILL, and leaves no PostgreSQL behind', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'lazarus-data-'));
     tempDirs.push(dir);
@@ -172,6 +196,24 @@ describe('refusing to start', () => {
     try {
       const result = await runToExit({ DATABASE_URL: await newDatabase(), PORT: String(port) });
       expectOneClearLine(result, new RegExp(`port ${port} on 127.0.0.1 is already in use`));
+    } finally {
+      blocker.close();
+    }
+  });
+
+  it('on an embedded PostgreSQL port in use, and leaves no PostgreSQL behind', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'lazarus-data-'));
+    tempDirs.push(dir);
+    await chmod(dir, 0o777);
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const result = await runToExit({ LAZARUS_DATA_DIR: join(dir, 'pgdata'), LAZARUS_EMBEDDED_PG_PORT: String(port) });
+
+      expect(result.code).toBe(1);
+      expectOneClearLine(result, new RegExp(`could not start embedded PostgreSQL on port ${port}: the port is already in use`));
+      expect(await postgresServing(join(dir, 'pgdata'))).toBe(false);
     } finally {
       blocker.close();
     }

@@ -87,7 +87,7 @@ describe('a transform larger than one batch', () => {
     expect(applied.status).toBe('RUNNING');
     // Between the validation and their batch: one edited by an operator, one claimed by a worker, one deleted.
     expect(field((await execute(server, EDIT, { input: { id: '700', payload: { n: 700, tags: [], edited: true } } })).body).__typename).toBe('DeadLetter');
-    await sql(`update lazarus_dead_letters set status = 'PROCESSING', lease_owner = 'w', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' where id = 900`);
+    await sql(`update dead_letters_current set status = 'PROCESSING', lease_owner = 'w', lease_token = gen_random_uuid(), lease_expires_at = now() + interval '1 minute' where id = 900`);
     await sql(`delete from dead_letters where id = 1100`);
     await untilCompleted(start('runner'), applied.id);
 

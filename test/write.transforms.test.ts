@@ -48,14 +48,14 @@ async function sql<R extends Record<string, unknown>>(text: string, values: unkn
 
 /** id and payload::text of every dead letter, as one string: equal strings mean byte-identical payloads. */
 async function payloadsText(): Promise<string> {
-  const [row] = await sql<{ s: string }>(`select coalesce(string_agg(id || '=' || payload::text, E'\\n' order by id), '') as s from lazarus_dead_letters`);
+  const [row] = await sql<{ s: string }>(`select coalesce(string_agg(id || '=' || payload::text, E'\\n' order by id), '') as s from dead_letters_current`);
   return row!.s;
 }
 
 /** Everything a refused transform must leave as it was. */
 async function writeState(): Promise<string> {
   const [row] = await sql<{ s: string }>(`select md5(
-    coalesce((select string_agg(t::text, '|' order by id) from lazarus_dead_letters t), '') || '#' ||
+    coalesce((select string_agg(t::text, '|' order by id) from dead_letters_current t), '') || '#' ||
     coalesce((select string_agg(t::text, '|' order by id) from dead_letter_actions t), '') || '#' ||
     coalesce((select string_agg(t::text, '|' order by id) from transforms t), '')) as s`);
   return row!.s;
@@ -82,7 +82,7 @@ describe('transform with undo on 10,000 events', () => {
              count(*) filter (where payload->>'currency' = 'EUR')::int as unchanged,
              count(*) filter (where payload ? 'legacy')::int as legacy,
              count(*)::int as total
-        from lazarus_dead_letters where event_type = 'bar.t'`);
+        from dead_letters_current where event_type = 'bar.t'`);
     expect(expected!.total).toBe(10_000);
 
     const preview = field((await execute(server, PREVIEW, { input: { filter, patch, sample: 3 } })).body);
@@ -108,7 +108,7 @@ describe('transform with undo on 10,000 events', () => {
     expect((await sql<{ n: number }>('select count(*)::int as n from transform_items'))[0]!.n).toBe(0);
     const [after] = await sql<{ usd: number; other: string }>(`
       select count(*) filter (where payload->>'currency' = 'usd' and event_type = 'bar.t')::int as usd,
-             (select payload->>'currency' from lazarus_dead_letters where event_type = 'other') as other from lazarus_dead_letters`);
+             (select payload->>'currency' from dead_letters_current where event_type = 'other') as other from dead_letters_current`);
     expect(after).toEqual({ usd: 0, other: 'usd' });
     const [history] = await sql<{ n: number; distinct_ids: number }>(
       `select count(*)::int as n, count(distinct dead_letter_id)::int as distinct_ids from dead_letter_actions where action = 'PAYLOAD_TRANSFORMED' and transform_id = $1`, [applied.id]);
@@ -133,6 +133,29 @@ describe('transform with undo on 10,000 events', () => {
     expect(entries.map((h: any) => [h.action, h.transformId, h.before.payload.currency, h.after.payload.currency]))
       .toEqual([['PAYLOAD_TRANSFORMED', applied.id, 'usd', 'EUR'], ['TRANSFORM_UNDONE', applied.id, 'EUR', 'usd']]);
   }, 120_000);
+});
+
+describe('previewTransform', () => {
+  it('counts the matches by status and flags those already SUCCEEDED, RESOLVED or DISCARDED, among them a payload fixed by hand', async () => {
+    const fixed = await insertDeadLetter(t.db, { eventType: 'x', status: 'SUCCEEDED', payload: { currency: 'EUR', fixedBy: 'alice' } });
+    await insertDeadLetter(t.db, { eventType: 'x', status: 'RESOLVED', payload: { currency: 'usd' } });
+    for (let i = 0; i < 2; i++) await insertDeadLetter(t.db, { eventType: 'x', status: 'EXHAUSTED', payload: { currency: 'usd' } });
+    await insertDeadLetter(t.db, { eventType: 'x', status: 'PENDING', payload: { currency: 'usd' } });
+    const before = await writeState();
+
+    const result = field((await execute(server, `query ($input: PreviewTransformInput!) { previewTransform(input: $input) {
+      ... on TransformPreview { matched changed finished byStatus { status count } samples { id status } } ${ERRORS} } }`,
+    { input: { filter: { eventTypes: ['x'] }, patch: [{ op: 'add', path: '/currency', value: 'EUR' }], sample: 5 } })).body);
+
+    expect(result).toEqual({
+      __typename: 'TransformPreview', matched: 5, changed: 4, finished: 2,
+      byStatus: [{ status: 'EXHAUSTED', count: 2 }, { status: 'PENDING', count: 1 }, { status: 'RESOLVED', count: 1 }, { status: 'SUCCEEDED', count: 1 }],
+      samples: expect.arrayContaining([{ id: expect.any(String), status: 'RESOLVED' }, { id: expect.any(String), status: 'EXHAUSTED' }]),
+    });
+    // The hand-fixed payload already says EUR: unchanged, so it is not a sample, but it is counted as finished.
+    expect(result.samples.map((x: { id: string }) => x.id)).not.toContain(fixed.id.toString());
+    expect(await writeState()).toBe(before);
+  });
 });
 
 describe('applyTransform', () => {
@@ -207,6 +230,52 @@ describe('applyTransform', () => {
   });
 });
 
+describe('keys JSON allows but JavaScript objects treat specially', () => {
+  // Built with JSON.parse: an object literal's `__proto__` would set the prototype instead of a key.
+  const withProto = () => JSON.parse('{"__proto__": {"x": 1}, "y": 2}');
+  const protoOf = async (id: bigint, key: string) =>
+    (await sql<{ v: string | null }>(`select payload -> $2 -> '__proto__' ->> 'x' as v from dead_letters_current where id = $1`, [id, key]))[0]!.v;
+
+  it('keeps a __proto__ key of an added value in preview and apply, and of a stored value a copy duplicates', async () => {
+    const e = await insertDeadLetter(t.db, { eventType: 'p', payload: { v: 1 } });
+    const patch = [{ op: 'add', path: '/meta', value: withProto() }];
+    const preview = field((await execute(server, PREVIEW, { input: { filter: { eventTypes: ['p'] }, patch } })).body);
+    expect(preview).toMatchObject({ matched: 1, changed: 1, failed: 0 });
+    expect(JSON.stringify(preview.samples[0].after)).toBe('{"v":1,"meta":{"__proto__":{"x":1},"y":2}}');
+    expect(field((await execute(server, APPLY, { input: { filter: { eventTypes: ['p'] }, patch } })).body)).toMatchObject({ __typename: 'Transform', changed: 1 });
+    expect(await protoOf(e.id, 'meta')).toBe('1');
+
+    const copied = field((await execute(server, APPLY, { input: { filter: { eventTypes: ['p'] }, patch: [{ op: 'copy', from: '/meta', path: '/copy' }] } })).body);
+    expect(copied).toMatchObject({ __typename: 'Transform', changed: 1 });
+    expect(await protoOf(e.id, 'copy')).toBe('1');
+  });
+
+  it('keeps a __proto__ key through the single-event edit and through a later transform of that event', async () => {
+    const e = await insertDeadLetter(t.db, { eventType: 'p', payload: { v: 1 } });
+    const payload = JSON.parse('{"meta": {"__proto__": {"x": 1}}, "k": 1}');
+    expect(field((await execute(server, EDIT, { input: { id: e.id.toString(), payload } })).body).__typename).toBe('DeadLetter');
+    expect(await protoOf(e.id, 'meta')).toBe('1');
+    for (const input of [{ patch: [{ op: 'replace', path: '/k', value: 2 }] }, { mergePatch: { k: 3 } }]) {
+      expect(field((await execute(server, APPLY, { input: { filter: { eventTypes: ['p'] }, ...input } })).body)).toMatchObject({ __typename: 'Transform', changed: 1 });
+      expect(await protoOf(e.id, 'meta')).toBe('1');
+    }
+  });
+
+  it('finds only a payload\'s own members: /toString and /list/length name nothing', async () => {
+    await insertDeadLetter(t.db, { eventType: 'o', payload: { list: [1, 2] } });
+    const cases: [unknown[], string][] = [
+      [[{ op: 'remove', path: '/toString' }], 'operation 0 (remove /toString): nothing at /toString'],
+      [[{ op: 'add', path: '/toString/x', value: 1 }], 'operation 0 (add /toString/x): nothing at /toString/x'],
+      [[{ op: 'remove', path: '/list/length' }], 'operation 0 (remove /list/length): nothing at /list/length'],
+    ];
+    for (const [patch, reason] of cases) {
+      const preview = field((await execute(server, PREVIEW, { input: { filter: { eventTypes: ['o'] }, patch } })).body);
+      expect(preview).toMatchObject({ matched: 1, changed: 0, unchanged: 0, failed: 1, failures: [{ reason }] });
+    }
+    expect((Object.prototype.toString as unknown as { x?: unknown }).x).toBeUndefined();
+  });
+});
+
 describe('undoTransform', () => {
   it('leaves an event edited since the transform and reports it', async () => {
     const a = await insertDeadLetter(t.db, { eventType: 'u', payload: { v: 1 } });
@@ -240,6 +309,8 @@ describe('bad input', () => {
       [[{ op: 'add', path: '/a' }], 0, /operation 0: "add" needs a "value"/],
       [[{ op: 'copy', path: '/a' }], 0, /operation 0: "from" must be a JSON Pointer/],
       [[{ op: 'add', path: '/__proto__/x', value: 1 }], 0, /"__proto__", which is not supported/],
+      [[{ op: 'add', path: '/a', value: 'x'.repeat(200_000) }, { op: 'test', path: '/a', value: 'x'.repeat(70_000) }], 1,
+        /operation 1: the values of operations 0 to 1 hold more than 262144 bytes of JSON, the most one patch may add to a payload/],
       [{ op: 'add' }, null, /must be a list of operations/],
       [[], null, /at least one operation/],
     ];

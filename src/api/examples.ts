@@ -122,14 +122,14 @@ subscription DeadLetterChanges($after: String) {
 mutation SetOrderPolicy {
   upsertRetryPolicy(input: {
     eventType: "order.placed", maxAttempts: 8, backoff: EXPONENTIAL, baseDelayMs: 2000, maxDelayMs: 600000,
-    targetUrl: "https://hooks.example.com/orders", signingSecret: "whsec_c2VjcmV0LXNpZ25pbmcta2V5"
-  }) { eventType maxAttempts targetUrl hasSigningSecret }
+    target: { kind: "webhook", settings: { url: "https://hooks.example.com/orders", secret: "whsec_c2VjcmV0LXNpZ25pbmcta2V5" } }
+  }) { eventType maxAttempts target { kind description secretsSet } }
 }`,
   },
   {
     query: `# Admin: every retry policy ("*" is the default)
 query RetryPolicies {
-  retryPolicies { eventType paused ordered maxAttempts backoff baseDelayMs maxDelayMs targetUrl concurrency }
+  retryPolicies { eventType paused ordered maxAttempts backoff baseDelayMs maxDelayMs target { kind description } concurrency }
 }`,
   },
 ];

@@ -1,10 +1,10 @@
 // Mutations per principal per minute, counted in the database so the limit holds across every
 // instance. Over the limit a mutation is refused before it runs: HTTP 429, code RATE_LIMITED,
 // with Retry-After. Queries and subscriptions are not limited here (their cost is bounded by the
-// query limits in edge.ts).
+// query limits in requestLimits.ts).
 import { getOperationAST } from 'graphql';
 import { createGraphQLError, type Plugin } from 'graphql-yoga';
-import { countRequest } from '../db/sql/countRequest.ts';
+import { countRequest } from '../domain/requestCounts.ts';
 import type { GraphQLContext } from './schema/builder.ts';
 
 export interface RateLimitOptions {

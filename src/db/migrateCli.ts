@@ -24,7 +24,7 @@ try {
     stopEmbedded = embedded.stop;
     url = embedded.url;
   }
-  const { applied } = await migrate(url, { logger });
+  const { applied } = await migrate(url, { logger, ddlLockTimeoutMs: config.migrations.lockTimeoutMs, ddlRetryForMs: config.migrations.retryForMs });
   logger.info({ applied }, applied.length ? `applied ${applied.length} migration(s)` : 'database is up to date');
 } catch (error) {
   exitCode = 1;

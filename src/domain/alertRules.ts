@@ -3,6 +3,9 @@
 // same SSRF rule as a retry policy's (targetUrlProblem): a private, loopback or metadata address
 // is refused unless allowPrivateTarget is set. Every refusal names the field and writes nothing.
 import type { Db } from '../db/createDb.ts';
+import {
+  deleteAlertRuleRow, findAlertRule, findAlertRuleIdByName, findAlertRuleOrThrow, insertAlertRule, updateAlertRuleRow,
+} from '../db/models/alerts.ts';
 import { insertTestAlert } from '../db/sql/insertTestAlert.ts';
 import type { AlertFormat, AlertRule, AlertTrigger } from '../generated/prisma/client.ts';
 import { InvalidSettingError } from './errors.ts';
@@ -11,6 +14,10 @@ import { targetUrlProblem } from './targetAddress.ts';
 /** Triggers compared against a figure, which need a threshold; the others are raised by events. */
 export const METRIC_TRIGGERS: readonly AlertTrigger[] = ['EXHAUSTED_RATE', 'OLDEST_PENDING_AGE', 'BACKLOG'];
 export const DEFAULT_ALERT_WINDOW_SECONDS = 900;
+/** The volume cap: a rule raises at most this many alerts per cap window; the rest go into one digest. */
+export const DEFAULT_MAX_ALERTS_PER_WINDOW = 10;
+export const DEFAULT_CAP_WINDOW_SECONDS = 300;
+const MAX_ALERTS_PER_WINDOW = 100_000;
 const MAX_WINDOW_SECONDS = 30 * 86_400;
 const MAX_INT = 2_147_483_647;
 
@@ -35,6 +42,9 @@ export interface AlertRuleValues {
   /** Required for metric triggers, null for the others. */
   threshold: number | null;
   windowSeconds: number;
+  /** At most this many alerts per `capWindowSeconds`; past it they are SUPPRESSED into one digest. */
+  maxAlertsPerWindow: number;
+  capWindowSeconds: number;
   enabled: boolean;
   targetUrl: string;
   format: AlertFormat;
@@ -48,35 +58,37 @@ export type AlertRuleChanges = { [K in keyof AlertRuleValues]?: AlertRuleValues[
 
 export async function createAlertRule(db: Db, input: NewAlertRule, actor: string): Promise<AlertRule> {
   const rule: AlertRuleValues = {
-    threshold: null, windowSeconds: DEFAULT_ALERT_WINDOW_SECONDS, enabled: true, format: 'STANDARD', allowPrivateTarget: false,
+    threshold: null, windowSeconds: DEFAULT_ALERT_WINDOW_SECONDS, maxAlertsPerWindow: DEFAULT_MAX_ALERTS_PER_WINDOW,
+    capWindowSeconds: DEFAULT_CAP_WINDOW_SECONDS, enabled: true, format: 'STANDARD', allowPrivateTarget: false,
     ...withoutUndefined(input),
   } as AlertRuleValues;
   assertRule(rule);
   await assertNameFree(db, rule.name, null);
-  return db.alertRule.create({ data: { ...rule, updatedBy: actor } }).catch(rethrowDuplicateName(rule.name));
+  return insertAlertRule(db, { ...rule, updatedBy: actor }).catch(rethrowDuplicateName(rule.name));
 }
 
 /** Changes a rule; a rule moved to an event trigger drops its threshold. */
 export async function updateAlertRule(db: Db, id: bigint, changes: AlertRuleChanges, actor: string): Promise<AlertRule> {
-  const current = await db.alertRule.findUnique({ where: { id } });
+  const current = await findAlertRule(db, id);
   if (!current) throw new AlertRuleNotFoundError(id);
   const next: AlertRuleValues = {
     name: current.name, trigger: current.trigger, threshold: current.threshold, windowSeconds: current.windowSeconds,
+    maxAlertsPerWindow: current.maxAlertsPerWindow, capWindowSeconds: current.capWindowSeconds,
     enabled: current.enabled, targetUrl: current.targetUrl, format: current.format, signingSecret: current.signingSecret,
     allowPrivateTarget: current.allowPrivateTarget, ...withoutUndefined(changes),
   };
   if (!METRIC_TRIGGERS.includes(next.trigger) && changes.threshold === undefined) next.threshold = null;
   assertRule(next);
   await assertNameFree(db, next.name, id);
-  const updated = await db.alertRule.updateMany({ where: { id }, data: { ...next, updatedBy: actor } }).catch(rethrowDuplicateName(next.name));
+  const updated = await updateAlertRuleRow(db, id, { ...next, updatedBy: actor }).catch(rethrowDuplicateName(next.name));
   if (updated.count === 0) throw new AlertRuleNotFoundError(id);
-  return db.alertRule.findUniqueOrThrow({ where: { id } });
+  return findAlertRuleOrThrow(db, id);
 }
 
 /** Deletes a rule; its alerts stay in the history under its name, and undelivered ones end FAILED. */
 export async function deleteAlertRule(db: Db, id: bigint): Promise<AlertRule> {
-  const rule = await db.alertRule.findUnique({ where: { id } });
-  const deleted = rule ? await db.alertRule.deleteMany({ where: { id } }) : { count: 0 };
+  const rule = await findAlertRule(db, id);
+  const deleted = rule ? await deleteAlertRuleRow(db, id) : { count: 0 };
   if (!rule || deleted.count === 0) throw new AlertRuleNotFoundError(id);
   return rule;
 }
@@ -105,7 +117,7 @@ function rethrowDuplicateName(name: string) {
 }
 
 async function assertNameFree(db: Db, name: string, id: bigint | null) {
-  const other = await db.alertRule.findFirst({ where: { name, ...(id !== null && { id: { not: id } }) }, select: { id: true } });
+  const other = await findAlertRuleIdByName(db, name, id);
   if (other) throw new InvalidAlertRuleError('name', 'DUPLICATE_NAME', `an alert rule named "${name}" already exists`);
 }
 
@@ -122,6 +134,8 @@ function assertRule(r: AlertRuleValues) {
   }
   if (r.threshold !== null) range('threshold', r.threshold, 0, MAX_INT);
   range('windowSeconds', r.windowSeconds, 1, MAX_WINDOW_SECONDS);
+  range('maxAlertsPerWindow', r.maxAlertsPerWindow, 1, MAX_ALERTS_PER_WINDOW);
+  range('capWindowSeconds', r.capWindowSeconds, 1, MAX_WINDOW_SECONDS);
   if (typeof r.signingSecret !== 'string' || r.signingSecret.length < 16 || r.signingSecret.length > 500) {
     throw new InvalidAlertRuleError('signingSecret', 'INVALID_SECRET', 'signingSecret must be 16–500 characters');
   }

@@ -7,6 +7,7 @@
 // (regressed) or a member requeued. Each move, theirs or an operator's, is a history row with
 // actor and reason.
 import type { Db } from '../db/createDb.ts';
+import { findErrorGroupStatus } from '../db/models/errorGroups.ts';
 import type { DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import type { ErrorGroupFilterSql } from '../db/sql/errorGroupPage.ts';
 import type { ErrorGroup } from '../generated/prisma/client.ts';
@@ -45,7 +46,7 @@ export async function moveErrorGroup(db: Db, actor: string, o: MoveErrorGroupOpt
   const { to, from } = ERROR_GROUP_MOVES[o.move];
   const moved = await setErrorGroupStatus(db, { id: o.id, to, allowed: from, actor, reason, note });
   if (moved !== null) return;
-  const current = await db.errorGroup.findUnique({ where: { id: o.id }, select: { status: true } });
+  const current = await findErrorGroupStatus(db, o.id);
   if (!current) throw new ErrorGroupNotFoundError(o.id);
   throw new InvalidErrorGroupTransitionError(o.id, current.status, to);
 }
@@ -64,7 +65,7 @@ function optionalText(field: string, value: string | null, max: number): string 
  * has seen its first event.
  */
 export async function errorGroupMembers(db: Db, id: bigint, filter: DeadLetterFilter = {}): Promise<DeadLetterFilter> {
-  const group = await db.errorGroup.findUnique({ where: { id }, select: { id: true } });
+  const group = await findErrorGroupStatus(db, id);
   if (!group) throw new ErrorGroupNotFoundError(id);
   return { ...filter, groupId: id };
 }

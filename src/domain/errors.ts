@@ -96,3 +96,20 @@ export class InvalidErrorGroupTransitionError extends DomainError {
     this.to = to;
   }
 }
+
+/**
+ * A requeue to source named events that cannot go back where they came from: no origin (not taken
+ * in by a bridge), or an origin whose bridge is not declared here (LAZARUS_BRIDGES). Nothing was written.
+ */
+export class NoSourceError extends DomainError {
+  override name = 'NoSourceError';
+  /** How many of the selected events have no usable source, and the first of them. */
+  readonly count: number;
+  readonly ids: bigint[];
+  constructor(count: number, ids: bigint[]) {
+    super('VALIDATION', `${count} of the selected events cannot be redriven to source (no origin, or its bridge is not declared): ` +
+      `${ids.slice(0, 10).join(', ')}${count > 10 ? ', …' : ''}; requeue them to their policy instead, or narrow the selection`);
+    this.count = count;
+    this.ids = ids;
+  }
+}

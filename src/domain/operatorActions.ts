@@ -4,6 +4,7 @@
 import type { Db } from '../db/createDb.ts';
 import { closeDeadLetters } from '../db/sql/closeDeadLetters.ts';
 import { countDeadLetterTargets } from '../db/sql/countDeadLetterTargets.ts';
+import { countWithoutSource } from '../db/sql/countWithoutSource.ts';
 import { deleteDeadLetters } from '../db/sql/deleteDeadLetters.ts';
 import { editDeadLetterPayload } from '../db/sql/editDeadLetterPayload.ts';
 import { insertDeadLetterNote } from '../db/sql/insertDeadLetterNote.ts';
@@ -11,7 +12,7 @@ import { requeueDeadLetters } from '../db/sql/requeueDeadLetters.ts';
 import { selectDeadLetterStates } from '../db/sql/selectDeadLetterStates.ts';
 import { isExpectRowsViolation, RESULT_SAMPLE, type ChangeResult, type WriteTarget } from '../db/sql/writeTarget.ts';
 import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
-import { ConflictError, DeadLetterNotFoundError, InvalidTransitionError, ValidationError } from './errors.ts';
+import { ConflictError, DeadLetterNotFoundError, InvalidTransitionError, NoSourceError, ValidationError } from './errors.ts';
 import { validateRecordInput } from './recordInput.ts';
 import { allowedFromStatuses, transitionHint, type OperatorAction } from './transitions.ts';
 
@@ -31,7 +32,12 @@ export interface BulkResult {
   /** The first RESULT_ID_SAMPLE of those ids, ascending. */
   ids: bigint[];
   dryRun: boolean;
+  /** For a requeue to source: how many of the selected events have no usable source (a dry run counts them; a real one refuses). */
+  withoutSource?: number;
 }
+
+/** Where a requeued event is delivered: its policy's target, or back to where a bridge took it from. */
+export type Destination = 'POLICY' | 'SOURCE';
 
 export interface RequeueOptions {
   selection: Selection;
@@ -42,14 +48,36 @@ export interface RequeueOptions {
   /** Also requeue SUCCEEDED, RESOLVED and DISCARDED events. */
   force: boolean;
   reason: string | null;
+  /** Default POLICY. */
+  destination?: Destination;
+  /** The declared bridges' names: a requeue to source refuses events whose origin names none of them. */
+  sourceBridges?: readonly string[];
 }
 
 /** Requeues the selection. PROCESSING rows are never touched; final ones need `force`. */
 export async function requeue(db: Db, actor: string, o: RequeueOptions): Promise<BulkResult> {
   const reason = optionalReason(o.reason);
   const allowed = allowedFromStatuses('REQUEUE', o.force);
-  return runBulk(db, 'REQUEUE', o.selection, o.dryRun, o.force, (target) =>
-    requeueDeadLetters(db, { target, allowed, at: o.at, resetAttempts: o.resetAttempts, actor, reason, redriveId: null }));
+  const isToSource = o.destination === 'SOURCE';
+  const withoutSource = isToSource ? await checkSources(db, o) : undefined;
+  const result = await runBulk(db, 'REQUEUE', o.selection, o.dryRun, o.force, (target) =>
+    requeueDeadLetters(db, { target, allowed, at: o.at, resetAttempts: o.resetAttempts, actor, reason, redriveId: null, isToSource }));
+  return isToSource ? { ...result, withoutSource } : result;
+}
+
+/**
+ * For a requeue to source: how many selected events have no usable source. A dry run only counts
+ * them; a real requeue with any refuses with NoSourceError before it writes. An empty filter is left
+ * to the requeue's own refusal.
+ */
+export async function checkSources(db: Db, o: Pick<RequeueOptions, 'selection' | 'force' | 'dryRun' | 'sourceBridges'>): Promise<number> {
+  if ('filter' in o.selection && Object.keys(o.selection.filter).length === 0) return 0;
+  const selection = 'ids' in o.selection
+    ? { kind: 'ids' as const, ids: o.selection.ids }
+    : { kind: 'filter' as const, where: deadLetterWhereSql(o.selection.filter), allowed: allowedFromStatuses('REQUEUE', o.force) };
+  const { count, ids } = await countWithoutSource(db, { selection, bridges: o.sourceBridges ?? [], sample: RESULT_ID_SAMPLE });
+  if (count > 0 && !o.dryRun) throw new NoSourceError(count, ids);
+  return count;
 }
 
 /** Marks the selection RESOLVED (handled elsewhere) or DISCARDED (dropped on purpose); needs a reason. */

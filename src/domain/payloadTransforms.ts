@@ -73,6 +73,9 @@ export class TransformNotApplicableError extends DomainError {
   }
 }
 
+/** Statuses whose retrying has ended: a transform still rewrites their stored payload. */
+export const FINISHED_STATUSES: readonly DeadLetterStatus[] = ['SUCCEEDED', 'RESOLVED', 'DISCARDED'];
+
 export interface TransformPreview {
   /** Events the filter selects now (PROCESSING ones excluded). */
   matched: number;
@@ -80,7 +83,11 @@ export interface TransformPreview {
   unchanged: number;
   failed: number;
   failures: TransformFailure[];
-  samples: { id: bigint; before: unknown; after: unknown }[];
+  /** Matched events per status, most first (ties by status). */
+  byStatus: { status: DeadLetterStatus; count: number }[];
+  /** Matched events already SUCCEEDED, RESOLVED or DISCARDED. */
+  finished: number;
+  samples: { id: bigint; status: DeadLetterStatus; before: unknown; after: unknown }[];
 }
 
 export interface TransformRequest {
@@ -97,13 +104,18 @@ export async function previewTransform(db: Db, o: TransformRequest & { sample: n
   await refuseOversized(db, where);
   return db.$transaction(async (tx) => {
     const tally = newTally();
+    const statuses = new Map<DeadLetterStatus, number>();
     const samples: TransformPreview['samples'] = [];
     await scan(tx, where, async (batch) => {
-      for (const { id, outcome } of await patchBatch(tx, o.patch, batch, tally)) {
-        if (outcome.kind === 'changed' && samples.length < o.sample) samples.push({ id, before: outcome.before, after: outcome.after });
+      for (const [i, { id, outcome }] of (await patchBatch(tx, o.patch, batch, tally)).entries()) {
+        const { status, payloadText } = batch[i]!;
+        statuses.set(status, (statuses.get(status) ?? 0) + 1);
+        if (outcome.kind === 'changed' && samples.length < o.sample) samples.push({ id, status, before: JSON.parse(payloadText), after: JSON.parse(outcome.afterJson) });
       }
     });
-    return { ...summary(tally), samples };
+    const byStatus = [...statuses].map(([status, count]) => ({ status, count })).sort((a, b) => b.count - a.count || a.status.localeCompare(b.status));
+    const finished = byStatus.filter((s) => FINISHED_STATUSES.includes(s.status)).reduce((n, s) => n + s.count, 0);
+    return { ...summary(tally), byStatus, finished, samples };
   }, { isolationLevel: 'RepeatableRead', timeout: PREVIEW_TIMEOUT_MS });
 }
 
@@ -235,6 +247,6 @@ async function refuseOversized(db: Db, where: Prisma.Sql): Promise<void> {
   }
 }
 
-function summary(tally: Tally): Omit<TransformPreview, 'samples'> {
+function summary(tally: Tally): Omit<TransformPreview, 'samples' | 'byStatus' | 'finished'> {
   return { matched: tally.matched, changed: tally.changed, unchanged: tally.unchanged, failed: tally.failed, failures: failureList(tally) };
 }

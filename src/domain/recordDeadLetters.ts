@@ -1,8 +1,9 @@
 import type { Db } from '../db/createDb.ts';
+import { findDeadLetterIdsByDedupeKey } from '../db/models/deadLetters.ts';
 import { insertDeadLetters } from '../db/sql/insertDeadLetters.ts';
 import { describeCheckViolation } from '../db/errors.ts';
 import { ValidationError } from './errors.ts';
-import { MAX_BATCH, validateRecordInput, type RecordDeadLetterInput, type RecordRules } from './recordInput.ts';
+import { MAX_BATCH, validateRecordInput, type RecordDeadLetterInput, type RecordRules, type ValidRecord } from './recordInput.ts';
 
 export interface RecordOutcome {
   /** The stored dead letter: the new one, or the one already stored under the same dedupe key. */
@@ -25,6 +26,16 @@ export async function recordDeadLetters(
   if (inputs.length === 0) throw new ValidationError('inputs', 'must hold at least one dead letter');
   if (inputs.length > MAX_BATCH) throw new ValidationError('inputs', `must hold at most ${MAX_BATCH} dead letters, got ${inputs.length}`);
   const rows = inputs.map((input, i) => validateRecordInput(input, rules, inputs.length === 1 ? null : i));
+  return storeValidRecords(db, actor, rows);
+}
+
+/**
+ * Stores rows already validated (validateRecordInput) in one statement, idempotent on the dedupe
+ * key, outcomes in input order: for a caller that validates item by item and sets a bad one aside
+ * (a broker bridge) instead of refusing the batch.
+ */
+export async function storeValidRecords(db: Db, actor: string, rows: ValidRecord[]): Promise<RecordOutcome[]> {
+  if (rows.length === 0) return [];
   const inserted = await insertDeadLetters(db, rows, actor).catch((error: unknown) => {
     const check = describeCheckViolation(error);
     throw check ? new ValidationError(check.field, check.message, null, { cause: error }) : error;
@@ -33,7 +44,7 @@ export async function recordDeadLetters(
   if (missing.length) {
     // The duplicate was committed by a concurrent producer after this statement's snapshot.
     const keys = missing.map((r) => rows[r.idx]!.dedupeKey!);
-    const found = await db.deadLetter.findMany({ where: { dedupeKey: { in: keys } }, select: { id: true, dedupeKey: true } });
+    const found = await findDeadLetterIdsByDedupeKey(db, keys);
     const byKey = new Map(found.map((f) => [f.dedupeKey, f.id]));
     for (const r of missing) r.id = byKey.get(rows[r.idx]!.dedupeKey) ?? null;
   }

@@ -11,6 +11,9 @@ export const MAX_PAYLOAD_BYTES = 256 * 1024;
 /** Deepest nesting of payloads and headers; the table's depth CHECKs say the same (migration 20261124100000). */
 export const MAX_JSON_DEPTH = 100;
 export const MAX_HEADERS_BYTES = 64 * 1024;
+/** Source coordinates' cap; the table's origin CHECK says the same (migration 20261205100000_bridges). */
+export const MAX_ORIGIN_BYTES = 8 * 1024;
+const ORIGIN_KIND = /^[a-z][a-z0-9_]{0,39}$/;
 export const MAX_BATCH = 1000;
 export const MAX_ERROR_TEXT = 64 * 1024;
 const MAX_INT64 = 9223372036854775807n;
@@ -26,6 +29,8 @@ export interface RecordDeadLetterInput {
   orderingKey?: string | null;
   orderingSeq?: bigint | null;
   headers?: unknown;
+  /** Where a broker bridge took the event from: `{ kind: "amqp", … }` (docs/brokers.md), so it can go back there. */
+  origin?: { kind: string; [key: string]: unknown } | null;
   occurredAt?: Date | null;
   dedupeKey?: string | null;
   maxAttempts?: number | null;
@@ -59,6 +64,14 @@ export function validateRecordInput(input: RecordDeadLetterInput, rules: RecordR
     if (typeof input.headers !== 'object' || Array.isArray(input.headers)) throw fail('headers', 'must be a JSON object');
     headersJson = toJson('headers', input.headers, MAX_HEADERS_BYTES, fail);
   }
+  let originJson: string | null = null;
+  if (input.origin !== null && input.origin !== undefined) {
+    const origin: unknown = input.origin;
+    if (typeof origin !== 'object' || origin === null || Array.isArray(origin)) throw fail('origin', 'must be a JSON object');
+    const kind = (origin as { kind?: unknown }).kind;
+    if (typeof kind !== 'string' || !ORIGIN_KIND.test(kind)) throw fail('origin.kind', 'must be a lower-case name: a letter, then letters, digits or _ (at most 40)');
+    originJson = toJson('origin', origin, MAX_ORIGIN_BYTES, fail);
+  }
   if (input.maxAttempts !== null && input.maxAttempts !== undefined &&
       (!Number.isInteger(input.maxAttempts) || input.maxAttempts < 1 || input.maxAttempts > 1000)) {
     throw fail('maxAttempts', 'must be an integer from 1 to 1000');
@@ -70,6 +83,7 @@ export function validateRecordInput(input: RecordDeadLetterInput, rules: RecordR
     eventType,
     payloadJson,
     headersJson,
+    originJson,
     errorKind: input.errorKind ?? null,
     errorMessage: input.errorMessage === '' ? '' : text('error.message', input.errorMessage, MAX_ERROR_TEXT),
     errorStack: text('error.stack', input.errorStack, MAX_ERROR_TEXT),

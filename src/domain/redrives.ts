@@ -3,9 +3,13 @@
 // RUNNING → FAILED (batches keep failing) → RUNNING or CANCELLED. The rate ramps from a start to
 // a maximum; a guard pauses the redrive itself when its deliveries fail too often
 // (src/domain/redriveLimits.ts). Every status change is a row in redrive_actions.
+// The status is the runner's: COMPLETED means every event was requeued (or skipped), not
+// delivered. Whether the redrive is done is `isRedriveSettled`, from its events' outcomes.
 import type { Db } from '../db/createDb.ts';
+import { findRedrive } from '../db/models/redrives.ts';
 import { countDeadLetterTargets } from '../db/sql/countDeadLetterTargets.ts';
 import { insertRedrive } from '../db/sql/insertRedrive.ts';
+import type { Queryable } from '../db/sql/queryable.ts';
 import { readRedriveGuardWindow } from '../db/sql/readRedriveGuardWindow.ts';
 import { requeueRedriveBatch, type RedriveBatchResult } from '../db/sql/requeueRedriveBatch.ts';
 import { setRedriveStatus } from '../db/sql/setRedriveStatus.ts';
@@ -17,7 +21,7 @@ import {
 import type { RedriveStatus } from '../generated/prisma/enums.ts';
 import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { DomainError, InvalidTransitionError, ValidationError } from './errors.ts';
-import { optionalReason, requeue, type BulkResult, type RequeueOptions } from './operatorActions.ts';
+import { checkSources, optionalReason, requeue, type BulkResult, type RequeueOptions } from './operatorActions.ts';
 import { allowedFromStatuses } from './transitions.ts';
 import type { WriteConfig } from './writeConfig.ts';
 
@@ -56,6 +60,8 @@ export interface StartRedriveOptions {
   resetAttempts: boolean;
   force: boolean;
   reason: string | null;
+  /** Deliver to each event's origin instead of its policy's target. */
+  isToSource?: boolean;
 }
 
 /**
@@ -77,7 +83,7 @@ export function limitsForNewRedrive(o: Pick<StartRedriveOptions, 'ratePerSecond'
 }
 
 /** Starts a redrive over what the filter selects now; the runner picks it up. */
-export async function startRedrive(db: Db, actor: string, o: StartRedriveOptions): Promise<{ id: bigint; total: number }> {
+export async function startRedrive(db: Queryable, actor: string, o: StartRedriveOptions): Promise<{ id: bigint; total: number }> {
   const limits = limitsForNewRedrive(o);
   return insertRedrive(db, {
     where: deadLetterWhereSql(o.filter),
@@ -88,6 +94,7 @@ export async function startRedrive(db: Db, actor: string, o: StartRedriveOptions
     resetAttempts: o.resetAttempts,
     force: o.force,
     reason: o.reason,
+    isToSource: o.isToSource ?? false,
     actor,
   });
 }
@@ -134,6 +141,8 @@ export async function requeueOrStartRedrive(
     const { count } = await countDeadLetterTargets(db, { where, allowed: allowedFromStatuses('REQUEUE', o.force), sample: 0 });
     if (count > config.redriveThreshold || asksForRedrive) {
       if (o.at) throw new ValidationError('at', 'a throttled redrive requeues for now; leave at empty or use a smaller selection');
+      const isToSource = o.destination === 'SOURCE';
+      if (isToSource) await checkSources(db, o);
       const redrive = await startRedrive(db, actor, {
         filter: o.selection.filter,
         ratePerSecond: o.ratePerSecond,
@@ -142,6 +151,7 @@ export async function requeueOrStartRedrive(
         resetAttempts: o.resetAttempts,
         force: o.force,
         reason,
+        isToSource,
       });
       return { count: redrive.total, ids: [], dryRun: false, redriveId: redrive.id };
     }
@@ -166,7 +176,7 @@ export async function moveRedrive(db: Db, id: bigint, move: keyof typeof MOVES, 
   let limits: (RedriveLimits & { batchSize: number }) | undefined;
   if (o.limits && move !== 'resume') throw new RedriveLimitsError('limits', 'only a resume can set new limits');
   if (o.limits) {
-    const row = await db.redrive.findUnique({ where: { id } });
+    const row = await findRedrive(db, id);
     if (!row) throw new RedriveNotFoundError(id);
     const next = applyLimitsChange(limitsOf(row), o.limits);
     if (isLimitsProblem(next)) throw new RedriveLimitsError(next.field, next.message);
@@ -215,7 +225,11 @@ export async function pauseRedriveByGuard(
   return { paused: true, window, reason };
 }
 
-/** What a redrive's guard sees now (for the API; the runner reads it through pauseRedriveByGuard). */
-export function readGuardWindowOf(db: Db, r: { id: bigint; guardAfterAttemptId: bigint; windowSize: number }): Promise<GuardWindow> {
-  return readRedriveGuardWindow(db, { redriveId: r.id, afterAttemptId: r.guardAfterAttemptId, windowSize: r.windowSize });
+/**
+ * Whether a redrive is done: the runner finished (COMPLETED or CANCELLED) and every event it
+ * requeued is in an end state (delivered, exhausted, resolved, discarded or deleted). A PAUSED or
+ * FAILED redrive still has events to requeue, so it is not.
+ */
+export function isRedriveSettled(status: RedriveStatus, outcomes: { PENDING: number; FAILING: number }): boolean {
+  return (status === 'COMPLETED' || status === 'CANCELLED') && outcomes.PENDING === 0 && outcomes.FAILING === 0;
 }

@@ -1,9 +1,11 @@
 // Retry policies as admins change them: validation of the whole resulting policy, then one
 // write. A new type's policy starts as a copy of the default ('*') row.
 import type { Db } from '../db/createDb.ts';
-import type { BackoffKind, ErrorKind, RetryPolicy } from '../generated/prisma/client.ts';
+import type { Queryable } from '../db/sql/queryable.ts';
+import { findRetryPoliciesOf, saveRetryPolicy } from '../db/models/retryPolicies.ts';
+import { Prisma, type BackoffKind, type ErrorKind, type RetryPolicy } from '../generated/prisma/client.ts';
 import { InvalidSettingError } from './errors.ts';
-import { targetUrlProblem } from './targetAddress.ts';
+import { parseTarget, type Target, type TargetKindSpecs } from './retryTarget.ts';
 
 export const DEFAULT_POLICY_EVENT_TYPE = '*';
 const EVENT_TYPE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/;
@@ -24,41 +26,75 @@ export interface RetryPolicyChanges {
   paused?: boolean | undefined;
   ordered?: boolean | undefined;
   concurrency?: number | null | undefined;
-  targetUrl?: string | null | undefined;
+  /**
+   * The delivery target; null removes it (events are then held). Given with the stored target's
+   * kind, its settings are laid over the stored ones: an omitted setting (a secret the form left
+   * empty) keeps its value, a null one is removed.
+   */
+  target?: Target | null | undefined;
   allowPrivateTarget?: boolean | undefined;
-  signingSecret?: string | null | undefined;
   permanentStatusCodes?: number[] | undefined;
   permanentErrorKinds?: ErrorKind[] | undefined;
 }
 
 type PolicyValues = Omit<RetryPolicy, 'eventType' | 'createdAt' | 'updatedAt' | 'updatedBy'>;
 
+/** The policy's target, or null when it has none. */
+export function targetOf(policy: Pick<RetryPolicy, 'targetKind' | 'targetSettings'>): Target | null {
+  return policy.targetKind === null ? null : { kind: policy.targetKind, settings: (policy.targetSettings ?? {}) as Record<string, unknown> };
+}
+
 /**
- * Creates or changes the policy of `eventType` ('*' is the default for types without one).
- * Throws InvalidRetryPolicyError before writing anything when the resulting policy is invalid.
+ * Creates or changes the policy of `eventType` ('*' is the default for types without one); `kinds`
+ * are the target kinds a new target may have. Throws InvalidRetryPolicyError before writing
+ * anything when the resulting policy is invalid.
  */
-export async function upsertRetryPolicy(db: Db, eventType: string, changes: RetryPolicyChanges, actor: string): Promise<RetryPolicy> {
+export async function upsertRetryPolicy(
+  db: Queryable, eventType: string, changes: RetryPolicyChanges, actor: string, kinds: TargetKindSpecs,
+): Promise<RetryPolicy> {
   assertEventType(eventType);
   const current = await currentOrDefault(db, eventType);
+  const { target, ...scalars } = changes;
   const next: PolicyValues = { ...current };
-  for (const [key, value] of Object.entries(changes)) {
+  for (const [key, value] of Object.entries(scalars)) {
     if (value !== undefined) (next as Record<string, unknown>)[key] = value;
   }
   assertPolicy(next);
-  return db.retryPolicy.upsert({
-    where: { eventType },
-    create: { ...next, eventType, updatedBy: actor },
-    update: { ...next, updatedBy: actor },
-  });
+  // A stored target is checked again when the SSRF switch changes under it.
+  if (target !== undefined || changes.allowPrivateTarget !== undefined) {
+    const merged = target === undefined ? targetOf(current) : mergeTarget(targetOf(current), target);
+    const checked = merged && assertTarget(kinds, merged, next.allowPrivateTarget);
+    next.targetKind = checked?.kind ?? null;
+    next.targetSettings = (checked?.settings ?? null) as PolicyValues['targetSettings'];
+  }
+  const values = { ...next, targetSettings: next.targetSettings ?? Prisma.DbNull };
+  return saveRetryPolicy(db, eventType, values, actor);
 }
 
 /** Pauses or resumes deliveries of one event type; its events stay PENDING while paused. */
 export function setEventTypePaused(db: Db, eventType: string, paused: boolean, actor: string): Promise<RetryPolicy> {
-  return upsertRetryPolicy(db, eventType, { paused }, actor);
+  // No target changes here, so no kind is needed to check one.
+  return upsertRetryPolicy(db, eventType, { paused }, actor, new Map());
 }
 
-async function currentOrDefault(db: Db, eventType: string): Promise<PolicyValues> {
-  const rows = await db.retryPolicy.findMany({ where: { eventType: { in: [eventType, DEFAULT_POLICY_EVENT_TYPE] } } });
+function mergeTarget(current: Target | null, change: Target | null): Target | null {
+  if (change === null) return null;
+  if (typeof change.settings !== 'object' || change.settings === null || Array.isArray(change.settings)) {
+    throw new InvalidRetryPolicyError('target.settings', 'INVALID_SETTING', 'target settings must be an object of the kind\'s settings');
+  }
+  const base = current?.kind === change.kind ? current.settings : {};
+  const settings = Object.fromEntries(Object.entries({ ...base, ...change.settings }).filter(([, v]) => v !== null && v !== undefined));
+  return { kind: change.kind, settings };
+}
+
+function assertTarget(kinds: TargetKindSpecs, target: Target, allowPrivateTarget: boolean): Target {
+  const result = parseTarget(kinds, target, { allowPrivateTarget });
+  if (!result.ok) throw new InvalidRetryPolicyError(result.problem.field, result.problem.reason, result.problem.message);
+  return result.target;
+}
+
+async function currentOrDefault(db: Queryable, eventType: string): Promise<PolicyValues> {
+  const rows = await findRetryPoliciesOf(db, [eventType, DEFAULT_POLICY_EVENT_TYPE]);
   const row = rows.find((r) => r.eventType === eventType) ?? rows.find((r) => r.eventType === DEFAULT_POLICY_EVENT_TYPE);
   if (!row) throw new Error('the default retry policy row is missing');
   const { eventType: _t, createdAt: _c, updatedAt: _u, updatedBy: _b, ...values } = row;
@@ -81,15 +117,6 @@ function assertPolicy(p: PolicyValues) {
   if (p.permanentStatusCodes.length > 100 || p.permanentStatusCodes.some((c) => !Number.isInteger(c) || c < 400 || c > 599)) {
     throw new InvalidRetryPolicyError('permanentStatusCodes', 'OUT_OF_RANGE', 'permanentStatusCodes must be at most 100 codes between 400 and 599');
   }
-  if (p.signingSecret !== null && (p.signingSecret.length < 16 || p.signingSecret.length > 500)) {
-    throw new InvalidRetryPolicyError('signingSecret', 'INVALID_SECRET', 'signingSecret must be 16–500 characters');
-  }
-  if (p.targetUrl !== null) assertTarget(p.targetUrl, p.allowPrivateTarget);
-}
-
-function assertTarget(targetUrl: string, allowPrivateTarget: boolean) {
-  const problem = targetUrlProblem(targetUrl, allowPrivateTarget);
-  if (problem) throw new InvalidRetryPolicyError('targetUrl', problem.reason, problem.message);
 }
 
 function range(field: string, value: number, min: number, max: number) {

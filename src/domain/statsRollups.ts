@@ -14,12 +14,17 @@ export const COMPACTION_BATCH_ROWS = 200;
  */
 export async function compactRollups(
   db: Db,
-  options: { batchRows?: number; onBatch?: (ledger: RollupLedger, batch: CompactionBatch) => void } = {},
+  options: {
+    batchRows?: number;
+    onBatch?: (ledger: RollupLedger, batch: CompactionBatch) => void;
+    /** Per ledger, the id to start after (a watermark an earlier run reached); default 0, the whole ledger. */
+    from?: Partial<Record<RollupLedger, bigint>>;
+  } = {},
 ): Promise<number> {
   const batchRows = options.batchRows ?? COMPACTION_BATCH_ROWS;
   let removed = 0;
   for (const ledger of ['rollups', 'signatureRollups'] as const) {
-    for (let afterId = 0n; ;) {
+    for (let afterId = options.from?.[ledger] ?? 0n; ;) {
       const batch = await compactRollupBatch(db, ledger, afterId, batchRows);
       options.onBatch?.(ledger, batch);
       removed += batch.removed;
@@ -29,5 +34,31 @@ export async function compactRollups(
     }
   }
   return removed;
+}
+
+/**
+ * Every this many runs, resumingCompactions starts from the start of the ledgers again: for a
+ * delta whose id was taken before a run passed it but committed after (ids are taken in one order
+ * and committed in another). Until then that group is only slower to read, never wrong.
+ */
+export const COMPACTION_RESTART_EVERY = 10;
+
+/**
+ * One compactRollups run per call, each from the watermarks the last run reached and every
+ * COMPACTION_RESTART_EVERY-th (the first included) from the start: the service's job. A run from
+ * the start walks every ledger row, and every entry compaction deleted that VACUUM has not yet
+ * removed: at 1M events ~540 batches, 10.6 s of database time a minute (bench:live); a run from the
+ * watermark reads only the deltas written since.
+ */
+export function resumingCompactions(db: Db, onBatch?: (ledger: RollupLedger, batch: CompactionBatch) => void): () => Promise<number> {
+  let runs = 0;
+  const reached: Partial<Record<RollupLedger, bigint>> = {};
+  return () => compactRollups(db, {
+    ...(runs++ % COMPACTION_RESTART_EVERY !== 0 && { from: { ...reached } }),
+    onBatch: (ledger, batch) => {
+      if (batch.lastId !== null) reached[ledger] = batch.lastId;
+      onBatch?.(ledger, batch);
+    },
+  });
 }
 

@@ -10,12 +10,13 @@
 // happened whole or not at all, and after a crash the items left are exactly the work left: no
 // member is patched twice. An undo batch is restoreTransformedPayloads in the same transaction shape.
 import type { Db } from '../db/createDb.ts';
+import { clearTransformLease, markTransformFailed } from '../db/models/transforms.ts';
 import { lockHeldTransform, selectTransformTargets, type HeldTransform } from '../db/sql/lockTransformBatch.ts';
 import { recordTransformBatch } from '../db/sql/recordTransformBatch.ts';
 import { restoreTransformedPayloads } from '../db/sql/restoreTransformedPayloads.ts';
 import { writeTransformBatch } from '../db/sql/writeTransformBatch.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import type { PayloadPatch } from './payloadPatch.ts';
+import { parsePayloadPatch, type PayloadPatch } from './payloadPatch.ts';
 import { failureList, failuresJson, newTally, parseFailures, patchBatch } from './transformTally.ts';
 import { allowedFromStatuses } from './transitions.ts';
 
@@ -90,20 +91,17 @@ async function applyBatch(tx: Prisma.TransactionClient, held: HeldTransform, lim
   return { held: true, phase: 'APPLY', scanned: targets.length, written: tally.changed, completed };
 }
 
-/** The patch as recorded (it was checked by parsePayloadPatch before it was). */
+/** The patch as recorded, checked again (as when it was recorded) for the sizes it carries. */
 function storedPatch(held: HeldTransform): PayloadPatch {
-  return held.kind === 'JSON_PATCH' ? { kind: 'JSON_PATCH', operations: held.patch as never } : { kind: 'MERGE_PATCH', document: held.patch };
+  return parsePayloadPatch(held.kind === 'JSON_PATCH' ? { patch: held.patch } : { mergePatch: held.patch });
 }
 
 /** Marks a RUNNING or UNDOING transform FAILED with the error that kept its batches from committing. */
 export async function failTransform(db: Db, id: bigint, error: string): Promise<void> {
-  await db.transform.updateMany({
-    where: { id, status: { in: ['RUNNING', 'UNDOING'] } },
-    data: { status: 'FAILED', error: error.slice(0, 2_000), leaseOwner: null, leaseExpiresAt: null, updatedAt: new Date() },
-  });
+  await markTransformFailed(db, id, error.slice(0, 2_000));
 }
 
 /** Gives a lease back (the API request that ran the first batch), so the runner's next poll takes it. */
 export async function releaseTransformLease(db: Db, id: bigint, owner: string): Promise<void> {
-  await db.transform.updateMany({ where: { id, leaseOwner: owner }, data: { leaseOwner: null, leaseExpiresAt: null } });
+  await clearTransformLease(db, id, owner);
 }

@@ -1,8 +1,8 @@
 // Patching a batch of payloads and counting the outcomes, shared by a transform's preview, its
 // validation pass and its apply batches (src/domain/payloadTransforms.ts, transformBatches.ts).
-import { checkPayloadLimits, MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } from '../db/sql/checkPayloadLimits.ts';
+import { checkPayloadLimits, MAX_PAYLOAD_DEPTH } from '../db/sql/checkPayloadLimits.ts';
 import type { Queryable } from '../db/sql/queryable.ts';
-import { applyPayloadPatch, type PatchOutcome, type PayloadPatch } from './payloadPatch.ts';
+import { applyPayloadPatch, TOO_LARGE_REASON, type PatchOutcome, type PayloadPatch } from './payloadPatch.ts';
 
 /** How many ids each failure reason lists. */
 export const FAILURE_ID_SAMPLE = 10;
@@ -20,7 +20,7 @@ export interface Tally {
   unchanged: number;
   /** Events the patch did not apply to. */
   failed: number;
-  /** Events whose result the payload CHECKs would refuse (counted in `failed` too). */
+  /** Events whose result the payload CHECKs or the patch's size bound refuse (counted in `failed` too). */
   limitFailed: number;
   reasons: Map<string, { count: number; ids: bigint[] }>;
 }
@@ -40,7 +40,7 @@ export type Patched = { id: bigint; outcome: PatchOutcome };
 /**
  * Patches each payload (given as payload::text), checks the changed results against the payload
  * CHECKs in SQL (the CHECKs' own expressions), and counts every outcome. A result the CHECKs would
- * refuse comes back as failed.
+ * refuse comes back as failed. Results are in the batch's order.
  */
 export async function patchBatch(db: Queryable, patch: PayloadPatch, batch: { id: bigint; payloadText: string }[], tally: Tally): Promise<Patched[]> {
   const results: Patched[] = batch.map((c) => ({ id: c.id, outcome: applyPayloadPatch(patch, c.payloadText) }));
@@ -57,10 +57,13 @@ export async function patchBatch(db: Queryable, patch: PayloadPatch, batch: { id
       tally.limitFailed++;
       const reason = v.tooDeep
         ? `the result would be nested deeper than ${MAX_PAYLOAD_DEPTH} levels (payload depth CHECK)`
-        : `the result would be larger than ${MAX_PAYLOAD_BYTES} bytes (payload size CHECK)`;
+        : TOO_LARGE_REASON;
       fail(tally, r.id, reason);
-      r.outcome = { kind: 'failed', reason };
-    } else if (r.outcome.kind === 'failed') fail(tally, r.id, r.outcome.reason);
+      r.outcome = { kind: 'failed', reason, breaksLimits: true };
+    } else if (r.outcome.kind === 'failed') {
+      if (r.outcome.breaksLimits) tally.limitFailed++;
+      fail(tally, r.id, r.outcome.reason);
+    }
     else if (r.outcome.kind === 'unchanged') tally.unchanged++;
     else tally.changed++;
   }

@@ -1,7 +1,7 @@
 // A subscriber's own buffer. Events arrive as fast as the database produces them; a client that
 // reads slower than that would otherwise grow memory without bound, so past `max` queued events
 // the subscription ends with a clear error and the client resumes from its last cursor.
-import { createGraphQLError } from 'graphql-yoga';
+import { GraphQLError } from 'graphql';
 
 export interface BoundedQueue<T> extends AsyncIterableIterator<T> {
   push(items: readonly T[]): void;
@@ -101,7 +101,7 @@ export function createBoundedQueue<T>(max: number, onClose: () => void): Bounded
 }
 
 export function tooSlowError(max: number): Error {
-  return createGraphQLError(
+  return new GraphQLError(
     `subscriber too slow: more than ${max} events were waiting to be sent; resubscribe with the last cursor you received`,
     { extensions: { code: 'SUBSCRIBER_TOO_SLOW' } },
   );

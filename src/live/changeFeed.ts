@@ -11,13 +11,18 @@
 // snapshot's xmin, so a transaction that took its change ids early but commits late is not
 // skipped: its rows are read once it has ended. Stamps are per row, so a row changed twice between
 // two reads is seen once, in its latest state (intermediate states coalesce).
+//
+// Error groups ride the same feed (migration 20261207100000_error_groups_on_change_feed): status
+// moves and count changes carry the same stamp, so errorGroupChanged resumes by cursor like
+// deadLetterChanged, and one hint channel, one reader and one cursor serve every subscription.
 import { readChangeHorizon } from '../db/sql/readChangeHorizon.ts';
 import { readDeadLetterChanges, type DeadLetterChangeRow } from '../db/sql/readDeadLetterChanges.ts';
 import { readDeliveryAttemptChanges, type DeliveryAttemptChangeRow } from '../db/sql/readDeliveryAttemptChanges.ts';
 import { readTombstoneChanges, type TombstoneChangeRow } from '../db/sql/readTombstoneChanges.ts';
+import { readErrorGroupChanges, type ErrorGroupChangeRow } from '../db/sql/readErrorGroupChanges.ts';
 import type { Db } from '../db/createDb.ts';
 import { compareCursors, type ChangeCursor } from './changeCursor.ts';
-import type { ChangeBatch, DeadLetterChangeEvent, LiveFeed, LivePubSub } from './liveEvents.ts';
+import type { ChangeBatch, DeadLetterChangeEvent, ErrorGroupChangeEvent, LiveFeed, LivePubSub } from './liveEvents.ts';
 import type { Logger } from '../logger.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
 import { DEFAULT_LIVE_POLL_MS } from '../config.ts';
@@ -89,23 +94,24 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
   let behindSince: number | null = null;
   let lastReadAt = -Infinity;
 
-  // The tables (dead letters, their tombstones, attempts) are read at once, each statement below
-  // its own snapshot's horizon; rows are kept only below the lowest of those, and, when a table
-  // filled its limit, only up to its last row, so what is published is always a complete prefix of
-  // the changes after the cursor.
-  const readBatch = async (after: ChangeCursor, withAttempts: boolean) => {
+  // The tables (dead letters, their tombstones, attempts, error groups) are read at once, each
+  // statement below its own snapshot's horizon; rows are kept only below the lowest of those, and,
+  // when a table filled its limit, only up to its last row, so what is published is always a
+  // complete prefix of the changes after the cursor.
+  const readBatch = async (after: ChangeCursor, parts: { letters: boolean; attempts: boolean; groups: boolean }) => {
     const range = { afterXid: after.xid, afterChangeId: after.changeId, limit: batchSize };
-    const [letters, removed, attempts] = await Promise.all([
-      readDeadLetterChanges(deps.db, range),
-      readTombstoneChanges(deps.db, range),
-      withAttempts ? readDeliveryAttemptChanges(deps.db, range) : Promise.resolve(null),
+    const [letters, removed, attempts, groups] = await Promise.all([
+      parts.letters ? readDeadLetterChanges(deps.db, range) : null,
+      parts.letters ? readTombstoneChanges(deps.db, range) : null,
+      parts.attempts ? readDeliveryAttemptChanges(deps.db, range) : null,
+      parts.groups ? readErrorGroupChanges(deps.db, range) : null,
     ]);
-    const reads = [letters, removed, ...(attempts ? [attempts] : [])];
+    const reads = [letters, removed, attempts, groups].filter((r) => r !== null);
     const horizon = reads.map((r) => r.horizon).reduce((a, b) => (b < a ? b : a));
     const bound = reads.filter((r) => r.rows.length === batchSize).map((r) => stampOf(r.rows.at(-1)!)).sort(compareCursors)[0];
-    const keep = <T extends { changeXid: string; changeId: bigint }>(rows: T[]) =>
+    const keep = <T extends { changeXid: string; changeId: bigint }>(rows: T[] = []) =>
       rows.filter((row) => BigInt(row.changeXid) < horizon && (!bound || compareCursors(stampOf(row), bound) <= 0));
-    return { letters: keep(letters.rows), removed: keep(removed.rows), attempts: keep(attempts?.rows ?? []), more: bound !== undefined };
+    return { letters: keep(letters?.rows), removed: keep(removed?.rows), attempts: keep(attempts?.rows), groups: keep(groups?.rows), more: bound !== undefined };
   };
 
   const readOnce = async (): Promise<number> => {
@@ -119,20 +125,20 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
     }
     let total = 0;
     for (;;) {
-      const { letters, removed, attempts, more } = await readBatch(cursor, true);
-      const rows = [...letters, ...removed, ...attempts];
+      const { letters, removed, attempts, groups, more } = await readBatch(cursor, ALL_PARTS);
+      const rows = [...letters, ...removed, ...attempts, ...groups];
       if (rows.length === 0) return total;
-      const batch = await toBatch(letters, removed, attempts);
+      const batch = { ...(await toBatch(letters, removed, attempts)), errorGroups: groups.map(toErrorGroupEvent) };
       cursor = rows.map(stampOf).sort(compareCursors).at(-1)!;
       for (const row of rows) if (row.changeId > seenMax) seenMax = row.changeId;
       total += rows.length;
       published += rows.length;
-      deps.events.pubsub.publish('changeBatch', batch);
+      deps.events.publish(batch);
       if (!more) return total;
     }
   };
 
-  const toBatch = async (letters: DeadLetterChangeRow[], removed: TombstoneChangeRow[], attempts: DeliveryAttemptChangeRow[]): Promise<ChangeBatch> => {
+  const toBatch = async (letters: DeadLetterChangeRow[], removed: TombstoneChangeRow[], attempts: DeliveryAttemptChangeRow[]): Promise<Omit<ChangeBatch, 'errorGroups'>> => {
     const parents = new Map(letters.map((d) => [d.id, d]));
     const missing = [...new Set(attempts.map((a) => a.deadLetterId).filter((id) => !parents.has(id)))];
     if (missing.length) {
@@ -184,6 +190,9 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
   };
 
   deps.listener.onHint((hint) => {
+    // Every fold sends one: without a group subscriber it would only cost reads (the rows are read
+    // with the next dead letter hint or the fallback timer all the same).
+    if (hint.table === 'error_groups' && deps.events.groupListenerCount() === 0) return;
     if (hint.maxChangeId > hintedMax) hintedMax = hint.maxChangeId;
     if (hintedMax > seenMax) behindSince ??= Date.now();
     chaseMs = CHASE_MIN_MS;
@@ -227,7 +236,7 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
     async *replayDeadLetterChanges(after) {
       let from = after;
       for (;;) {
-        const { letters, removed, more } = await readBatch(from, false);
+        const { letters, removed, more } = await readBatch(from, { letters: true, attempts: false, groups: false });
         if (letters.length + removed.length === 0) return;
         const events = deadLetterEvents(letters, removed);
         yield events;
@@ -235,7 +244,25 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
         if (!more) return;
       }
     },
+    async *replayErrorGroupChanges(after) {
+      let from = after;
+      for (;;) {
+        const { groups, more } = await readBatch(from, { letters: false, attempts: false, groups: true });
+        if (groups.length === 0) return;
+        const events = groups.map(toErrorGroupEvent);
+        yield events;
+        from = events.at(-1)!.cursor;
+        if (!more) return;
+      }
+    },
   };
+}
+
+const ALL_PARTS = { letters: true, attempts: true, groups: true };
+
+function toErrorGroupEvent(row: ErrorGroupChangeRow): ErrorGroupChangeEvent {
+  const kind = !row.isMove ? 'COUNTS_CHANGED' : row.fromStatus === null ? 'CREATED' : row.reason?.startsWith('regressed') ? 'REGRESSED' : 'STATUS_CHANGED';
+  return { cursor: stampOf(row), kind, group: row.group, fromStatus: row.fromStatus, reason: row.reason };
 }
 
 function stampOf(row: { changeXid: string; changeId: bigint }): ChangeCursor {

@@ -13,15 +13,14 @@
 //  - reconnect() rebuilds it on request (the heartbeat in listenerHealth.ts found LISTEN dead).
 // Besides the changes channel the session LISTENs on a channel of its own process (probeChannel),
 // which listenerHealth.ts NOTIFYs from another session to prove notifications still arrive, and on
-// lazarus_alerts, a bare wake-up for the alert deliverer (its payload is never read), and on
-// lazarus_error_groups, a bare wake-up for the errorGroupChanged reader.
+// lazarus_alerts, a bare wake-up for the alert deliverer (its payload is never read).
 // Payloads are parsed by parseHint, which never throws: forged or garbage NOTIFYs are logged
 // and dropped here.
 import { randomBytes } from 'node:crypto';
 import pgListen, { type Subscriber } from 'pg-listen';
 import type { Logger } from '../logger.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
-import { ALERTS_CHANNEL, CHANGES_CHANNEL, ERROR_GROUPS_CHANNEL } from './channels.ts';
+import { ALERTS_CHANNEL, CHANGES_CHANNEL } from './channels.ts';
 import { parseHint, type ChangeHint } from './parseHint.ts';
 
 export interface ChangeListener {
@@ -33,8 +32,6 @@ export interface ChangeListener {
   onConnected(handler: () => void): void;
   /** A transaction that raised alerts committed (channel lazarus_alerts; the payload is ignored). */
   onAlertsRaised(handler: () => void): void;
-  /** A transaction that changed error groups committed (channel lazarus_error_groups; no payload). */
-  onErrorGroupsChanged(handler: () => void): void;
   /** This process's own channel; its payloads go to onProbe handlers, never to onHint. */
   readonly probeChannel: string;
   onProbe(handler: (payload: string) => void): void;
@@ -77,7 +74,6 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
   const connectedHandlers: (() => void)[] = [];
   const probeHandlers: ((payload: string) => void)[] = [];
   const alertHandlers: (() => void)[] = [];
-  const errorGroupHandlers: (() => void)[] = [];
   const probeChannel = options.probeChannel ?? `lazarus_probe_${randomBytes(8).toString('hex')}`;
   let subscriber: Subscriber | null = null;
   let connected = false;
@@ -118,7 +114,6 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
         return;
       }
       if (channel === ALERTS_CHANNEL) return emit(alertHandlers);
-      if (channel === ERROR_GROUPS_CHANNEL) return emit(errorGroupHandlers);
       if (channel !== CHANGES_CHANNEL) return;
       if (!payload || (payload as Record<symbol, unknown>)[INVALID] !== undefined) {
         const raw = String((payload as Record<symbol, unknown> | undefined)?.[INVALID] ?? '');
@@ -160,7 +155,6 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
         await sub.listenTo(CHANGES_CHANNEL);
         await sub.listenTo(probeChannel);
         await sub.listenTo(ALERTS_CHANNEL);
-        await sub.listenTo(ERROR_GROUPS_CHANNEL);
         if (stopped) return;
         connected = true;
         logger.info({ channel: CHANGES_CHANNEL }, 'listening for changes');
@@ -205,6 +199,5 @@ export function createChangeListener(options: ChangeListenerOptions): ChangeList
     onHint: (handler) => void hintHandlers.push(handler),
     onConnected: (handler) => void connectedHandlers.push(handler),
     onAlertsRaised: (handler) => void alertHandlers.push(handler),
-    onErrorGroupsChanged: (handler) => void errorGroupHandlers.push(handler),
   };
 }

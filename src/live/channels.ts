@@ -5,6 +5,3 @@ export const CHANGES_CHANNEL = 'lazarus_changes';
 
 /** Wake-ups for alert deliverers from lazarus_raise_alert() (prisma/migrations/20261125134500_alerts); no payload. */
 export const ALERTS_CHANNEL = 'lazarus_alerts';
-
-/** Wake-ups for the errorGroupChanged reader from tg_error_groups__notify (prisma/migrations/20261126110000_error_group_trend); no payload. */
-export const ERROR_GROUPS_CHANNEL = 'lazarus_error_groups';

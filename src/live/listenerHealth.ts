@@ -14,7 +14,7 @@
 // session; a NOTIFY that comes back proves more (the LISTEN exists and delivery works end to end).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../logger.ts';
-import { startPeriodic, type Periodic } from '../workers/periodic.ts';
+import { startPeriodic, type Periodic } from '../runtime/periodic.ts';
 import type { ChangeListener } from './changeListener.ts';
 
 export type ListenerState = 'starting' | 'ok' | 'disconnected' | 'degraded';

@@ -1,10 +1,12 @@
-// The seam between notify/ (which reads changes) and graphql/ (which streams them): typed events
-// on a graphql-yoga pubsub. One change batch is read once and shared by every subscriber.
+// The seam between the change feed (live/changeFeed.ts, which reads changes) and the subscriptions
+// in api/ (which stream them): one event target. A change batch is read once and every subscriber
+// gets the same one.
 import { setMaxListeners } from 'node:events';
-import { createPubSub, type PubSub } from 'graphql-yoga';
 import type { DeadLetterChangeRow } from '../db/sql/readDeadLetterChanges.ts';
 import type { DeliveryAttemptChangeRow } from '../db/sql/readDeliveryAttemptChanges.ts';
 import type { TombstoneChangeRow } from '../db/sql/readTombstoneChanges.ts';
+import type { ErrorGroup } from '../generated/prisma/client.ts';
+import type { ErrorGroupStatus } from '../generated/prisma/enums.ts';
 import type { ChangeCursor } from './changeCursor.ts';
 
 export type DeadLetterRow = DeadLetterChangeRow;
@@ -28,46 +30,65 @@ export interface DeliveryAttemptEvent {
   deadLetter: DeadLetterRow | null;
 }
 
+export type ErrorGroupChangeKind = 'CREATED' | 'STATUS_CHANGED' | 'REGRESSED' | 'COUNTS_CHANGED';
+
+export interface ErrorGroupChangeEvent {
+  cursor: ChangeCursor;
+  kind: ErrorGroupChangeKind;
+  /** The group as read; changes between two reads of the feed show only its latest state. */
+  group: ErrorGroup;
+  /** For status moves: the status it moved from (null for CREATED and COUNTS_CHANGED). */
+  fromStatus: ErrorGroupStatus | null;
+  reason: string | null;
+}
+
 /** Changes in cursor order, published once per database read. */
 export interface ChangeBatch {
   deadLetters: DeadLetterChangeEvent[];
   attempts: DeliveryAttemptEvent[];
+  errorGroups: ErrorGroupChangeEvent[];
 }
 
-export type LiveEvents = { changeBatch: [ChangeBatch] };
-
 export interface LivePubSub {
-  pubsub: PubSub<LiveEvents>;
+  /** Hands `batch` to every listener, synchronously. */
+  publish(batch: ChangeBatch): void;
   /**
-   * Calls `listener` synchronously for every batch until the returned function is called. Used
-   * instead of pubsub.subscribe so each subscriber's buffer is ours and bounded.
+   * Calls `listener` synchronously for every batch until the returned function is called; each
+   * subscriber's buffer is its own, and bounded (live/boundedQueue.ts). `errorGroups`: the
+   * listener reads batches' error group changes (counted by groupListenerCount).
    */
-  onBatch(listener: (batch: ChangeBatch) => void): () => void;
+  onBatch(listener: (batch: ChangeBatch) => void, options?: { errorGroups?: boolean }): () => void;
   /** Listeners registered with onBatch right now (one per open subscription). */
   listenerCount(): number;
+  /** Of those, the ones that read error group changes. */
+  groupListenerCount(): number;
 }
 
 export function createLivePubSub(): LivePubSub {
   const target = new EventTarget();
   // One listener per subscriber: hundreds are expected, not a leak.
   setMaxListeners(0, target);
-  const pubsub = createPubSub<LiveEvents>({ eventTarget: target as never });
   let listeners = 0;
+  let groupListeners = 0;
   return {
-    pubsub,
-    onBatch(listener) {
+    publish: (batch) => void target.dispatchEvent(new CustomEvent('changeBatch', { detail: batch })),
+    onBatch(listener, options) {
       const handler = (event: Event) => listener((event as CustomEvent<ChangeBatch>).detail);
+      const groups = options?.errorGroups ? 1 : 0;
       target.addEventListener('changeBatch', handler);
       listeners += 1;
+      groupListeners += groups;
       let removed = false;
       return () => {
         if (removed) return;
         removed = true;
         listeners -= 1;
+        groupListeners -= groups;
         target.removeEventListener('changeBatch', handler);
       };
     },
     listenerCount: () => listeners,
+    groupListenerCount: () => groupListeners,
   };
 }
 
@@ -76,6 +97,8 @@ export interface LiveFeed {
   events: LivePubSub;
   /** Dead letter changes after `after`, below the current horizon, in cursor order, in batches. */
   replayDeadLetterChanges(after: ChangeCursor): AsyncIterable<DeadLetterChangeEvent[]>;
+  /** Error group changes after `after`, the same way. */
+  replayErrorGroupChanges(after: ChangeCursor): AsyncIterable<ErrorGroupChangeEvent[]>;
   /** Events a subscriber may have queued before it is disconnected as too slow. */
   maxQueuedEvents: number;
 }

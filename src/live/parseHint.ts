@@ -2,11 +2,12 @@
 // is never forwarded. Anything that is not the trigger's exact shape is rejected, never thrown.
 
 export interface ChangeHint {
-  table: 'dead_letters' | 'delivery_attempts' | 'dead_letter_tombstones';
+  table: (typeof TABLES)[number];
   /** Highest change_id in the statement that sent the hint. */
   maxChangeId: bigint;
 }
 
+const TABLES = ['dead_letters', 'delivery_attempts', 'dead_letter_tombstones', 'error_groups'] as const;
 const MAX_PAYLOAD_CHARS = 8_000;
 
 /** Parses a NOTIFY payload; returns null for garbage (never throws). */
@@ -20,7 +21,7 @@ export function parseHint(raw: string): ChangeHint | null {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
   const { t, max } = value as { t?: unknown; max?: unknown };
-  if (t !== 'dead_letters' && t !== 'delivery_attempts' && t !== 'dead_letter_tombstones') return null;
+  if (!TABLES.includes(t as ChangeHint['table'])) return null;
   if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) return null;
-  return { table: t, maxChangeId: BigInt(max) };
+  return { table: t as ChangeHint['table'], maxChangeId: BigInt(max) };
 }

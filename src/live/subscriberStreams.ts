@@ -1,12 +1,15 @@
-// Per-subscriber streams over the shared change feed. Each subscriber filters the batches the
-// feed already read (no database read per subscriber) into its own bounded queue, with the same
-// matcher the filter's SQL mirrors (domain/deadLetterFilter.ts); counts come from reads/.
+// Per-subscriber streams over the shared change feed (dead letters, attempts, error groups). Each
+// subscriber filters the batches the feed already read (no database read per subscriber) into its
+// own bounded queue, with the same matcher the filter's SQL mirrors (domain/deadLetterFilter.ts,
+// domain/errorGroups.ts); counts come from reads/.
 import type { Db } from '../db/createDb.ts';
 import { matchesDeadLetterFilter, matchesRemovedDeadLetter, type DeadLetterFilter } from '../domain/deadLetterFilter.ts';
 import { countByStatus, type StatusCount } from '../reads/stats.ts';
 import { createBoundedQueue, SHAREABLE, tooSlowError, type BoundedQueue } from './boundedQueue.ts';
 import { compareCursors, type ChangeCursor } from './changeCursor.ts';
-import type { DeadLetterChangeEvent, DeliveryAttemptEvent, LiveFeed } from './liveEvents.ts';
+import type { ChangeBatch, DeadLetterChangeEvent, DeliveryAttemptEvent, ErrorGroupChangeEvent, LiveFeed } from './liveEvents.ts';
+import type { ErrorGroupFilterSql } from '../db/sql/errorGroupPage.ts';
+import { matchesErrorGroupFilter } from '../domain/errorGroups.ts';
 
 export const STATS_THROTTLE_MS = 1_000;
 
@@ -15,42 +18,70 @@ export function deadLetterChanges(
   filter: DeadLetterFilter,
   options: { onlyNew: boolean; after?: ChangeCursor },
 ): BoundedQueue<DeadLetterChangeEvent> {
-  const select = (events: DeadLetterChangeEvent[]) =>
-    events.filter((e) => (!options.onlyNew || e.isNew) &&
-      (e.deadLetter ? matchesDeadLetterFilter(e.deadLetter, filter) : matchesRemovedDeadLetter(e.removed!, filter)));
-  let buffered: DeadLetterChangeEvent[] | null = options.after ? [] : null;
+  return cursorStream(feed, {
+    pick: (batch) => batch.deadLetters,
+    replay: (after) => feed.replayDeadLetterChanges(after),
+    select: (events) => events.filter((e) => (!options.onlyNew || e.isNew) &&
+      (e.deadLetter ? matchesDeadLetterFilter(e.deadLetter, filter) : matchesRemovedDeadLetter(e.removed!, filter))),
+    after: options.after,
+  });
+}
+
+/** Error group changes matching `filter`; with `after`, first those since that cursor. */
+export function errorGroupChanges(feed: LiveFeed, filter: ErrorGroupFilterSql, after?: ChangeCursor): BoundedQueue<ErrorGroupChangeEvent> {
+  return cursorStream(feed, {
+    pick: (batch) => batch.errorGroups,
+    replay: (from) => feed.replayErrorGroupChanges(from),
+    select: (events) => events.filter((e) => matchesErrorGroupFilter(e.group, filter)),
+    after,
+    errorGroups: true,
+  });
+}
+
+interface CursorStreamOptions<E extends { cursor: ChangeCursor }> {
+  pick: (batch: ChangeBatch) => E[];
+  replay: (after: ChangeCursor) => AsyncIterable<E[]>;
+  select: (events: E[]) => E[];
+  after: ChangeCursor | undefined;
+  errorGroups?: boolean;
+}
+
+/** The feed's events of one kind from now on; with `after`, replayed from there first, without gaps or duplicates. */
+function cursorStream<E extends { cursor: ChangeCursor }>(feed: LiveFeed, o: CursorStreamOptions<E>): BoundedQueue<E> {
+  let buffered: E[] | null = o.after ? [] : null;
   // Nothing at or before the last cursor sent (or asked for) goes out again: replayed and live
   // events overlap there, and a feed that started recently may still publish older changes.
-  let sentUpTo: ChangeCursor | undefined = options.after;
-  const fresh = (events: DeadLetterChangeEvent[]) => (sentUpTo ? events.filter((e) => compareCursors(e.cursor, sentUpTo!) > 0) : events);
-  const queue = createBoundedQueue<DeadLetterChangeEvent>(feed.maxQueuedEvents, () => off());
+  let sentUpTo: ChangeCursor | undefined = o.after;
+  const fresh = (events: E[]) => (sentUpTo ? events.filter((e) => compareCursors(e.cursor, sentUpTo!) > 0) : events);
+  const queue = createBoundedQueue<E>(feed.maxQueuedEvents, () => off());
   // Subscribe before replaying, so nothing published meanwhile is lost.
   const off = feed.events.onBatch((batch) => {
-    if (!buffered) return queue.push(select(fresh(batch.deadLetters)));
-    buffered.push(...batch.deadLetters);
+    if (!buffered) return queue.push(o.select(fresh(o.pick(batch))));
+    buffered.push(...o.pick(batch));
     if (buffered.length > feed.maxQueuedEvents) queue.fail(tooSlowError(feed.maxQueuedEvents));
-  });
-  if (options.after) void replay(feed, options.after, queue, select).then(
+  }, { errorGroups: o.errorGroups });
+  if (o.after) void replay(feed, o.replay(o.after), o.after, queue, o.select).then(
     (last) => {
       sentUpTo = last;
       const live = fresh(buffered!);
       buffered = null;
-      queue.push(select(live));
+      queue.push(o.select(live));
     },
     (error: unknown) => queue.fail(error as Error),
   );
   // Without a cursor every subscriber with this filter sees the same stream from now on.
-  return options.after ? queue : Object.assign(queue, { [SHAREABLE]: true });
+  return o.after ? queue : Object.assign(queue, { [SHAREABLE]: true });
 }
 
-async function replay(
+async function replay<E extends { cursor: ChangeCursor }>(
   feed: LiveFeed,
+  batches: AsyncIterable<E[]>,
   after: ChangeCursor,
-  queue: BoundedQueue<DeadLetterChangeEvent>,
-  select: (events: DeadLetterChangeEvent[]) => DeadLetterChangeEvent[],
+  queue: BoundedQueue<E>,
+  select: (events: E[]) => E[],
 ): Promise<ChangeCursor> {
   let last = after;
-  for await (const events of feed.replayDeadLetterChanges(after)) {
+  for await (const events of batches) {
     if (queue.isClosed) break;
     queue.push(select(events));
     last = events.at(-1)!.cursor;

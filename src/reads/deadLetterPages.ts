@@ -1,7 +1,8 @@
 // Pages of dead letters: keyset paging in any of the four orders, forward or back, with counts
 // asked for lazily (from the rollups when the filter allows, else bounded). The strategies per filter
 // and order are in db/sql (deadLetterPage, orderedPage, errorTextPage).
-import { queryPg, type Db } from '../db/createDb.ts';
+import type { Db } from '../db/createDb.ts';
+import { runSql } from '../db/runSql.ts';
 import { deadLetterCountSql, deadLetterCountUpToSql } from '../db/sql/deadLetterCount.ts';
 import { estimateRows } from '../db/sql/estimateRows.ts';
 import { readDeadLetterPage, readWindowedPage, STATUS_WALK_STATUSES, type DeadLetterColumn, type DeadLetterOrderField, type DeadLetterPageRow, type PageQuery } from '../db/sql/deadLetterPage.ts';
@@ -12,18 +13,12 @@ import { rollupCountSql } from '../db/sql/rollupCount.ts';
 import { rollupPlan, type RollupPlan } from '../db/sql/rollupPlan.ts';
 import type { DeadLetter, Prisma } from '../generated/prisma/client.ts';
 import type { DeadLetterStatus } from '../generated/prisma/enums.ts';
+import { decodePageCursor, encodePageCursor, PageArgumentError } from './pageCursor.ts';
+
+export type { DeadLetterColumn, DeadLetterOrderField };
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 500;
-
-/** A paging argument the caller can fix (bad cursor, size out of range); the API answers BAD_USER_INPUT. */
-export class PageArgumentError extends Error {
-  readonly argument: string;
-  constructor(message: string, details: { argument: string }) {
-    super(message);
-    this.argument = details.argument;
-  }
-}
 
 export interface BoundedCount {
   count: number;
@@ -43,32 +38,14 @@ interface Order {
   descending: boolean;
 }
 
-// A page cursor (not the change feed's cursor) is base64url JSON [field, direction, sort key as PostgreSQL text, id]: opaque to
-// clients, and tied to its order so a cursor from another order is refused, not misread.
-function encodePageCursor(order: Order, row: DeadLetterPageRow): string {
-  return Buffer.from(JSON.stringify([order.field, order.descending ? 'DESC' : 'ASC', row.sortKey, row.id.toString()])).toString('base64url');
-}
-
 export interface Edge {
   cursor: string;
   node: DeadLetter;
 }
 
-function decodePageCursor(cursor: string, order: Order, argument: string): { key: string; id: bigint } {
-  const bad = () => new PageArgumentError(`${argument} is not a cursor of this ordering`, { argument });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 4) throw bad();
-  const [field, direction, key, id] = parsed as unknown[];
-  if (field !== order.field || direction !== (order.descending ? 'DESC' : 'ASC')) throw bad();
-  if (typeof key !== 'string' || key.length > 100 || typeof id !== 'string' || !/^[1-9][0-9]{0,18}$/.test(id)) throw bad();
-  if (order.field === 'ATTEMPTS' ? !/^-?[0-9]{1,10}$/.test(key) : !/^(infinity|[0-9]{4,}-[0-9]{2}-[0-9]{2} [0-9:.]+[+-][0-9:]+)$/.test(key)) throw bad();
-  return { key, id: BigInt(id) };
-}
+const orderOf = (order: Order): string[] => [order.field, order.descending ? 'DESC' : 'ASC'];
+const TIME_KEY = /^(infinity|[0-9]{4,}-[0-9]{2}-[0-9]{2} [0-9:.]+[+-][0-9:]+)$/;
+const ATTEMPTS_KEY = /^-?[0-9]{1,10}$/;
 
 function pageSize(value: number | null | undefined, argument: string): number | undefined {
   if (value == null) return undefined;
@@ -77,7 +54,7 @@ function pageSize(value: number | null | undefined, argument: string): number | 
 }
 
 function countsOf(db: Db, filter: DeadLetterFilter, where: Prisma.Sql): Counts {
-  const count = async (sql: Prisma.Sql) => (await queryPg<{ count: number }>(db, sql))[0]!.count;
+  const count = async (sql: Prisma.Sql) => (await runSql<{ count: number }>(db, sql))[0]!.count;
   // Made when a count is first asked for: most pages select none.
   let plan: RollupPlan | null | undefined;
   const planned = () => (plan === undefined ? (plan = rollupPlan(filter)) : plan);
@@ -189,7 +166,7 @@ export async function readDeadLetterConnection(
   const backward = last !== undefined || (first === undefined && args.before != null);
   const limit = (backward ? last : first) ?? DEFAULT_PAGE_SIZE;
   const cursor = backward ? args.before : args.after;
-  const after = cursor != null ? decodePageCursor(cursor, order, backward ? 'before' : 'after') : null;
+  const after = cursor != null ? decodePageCursor(cursor, orderOf(order), order.field === 'ATTEMPTS' ? ATTEMPTS_KEY : TIME_KEY, backward ? 'before' : 'after') : null;
   const scan = { field: order.field, descending: order.descending !== backward, after, limit: limit + 1, columns };
   const { errorText } = filter;
   const counts = countsOf(db, filter, where);
@@ -205,7 +182,7 @@ export async function readDeadLetterConnection(
   const more = rows.length > limit;
   const page = rows.slice(0, limit);
   if (backward) page.reverse();
-  const edges = page.map((row) => ({ cursor: encodePageCursor(order, row), node: row }));
+  const edges = page.map((row) => ({ cursor: encodePageCursor(orderOf(order), row), node: row }));
   return {
     edges,
     pageInfo: {

@@ -13,7 +13,7 @@ import { intersectRange, rollupPlan, signatureRollupPlan, type RollupPlan } from
 import { rollupContributionsSql, rollupStatsCountsSql } from '../db/sql/rollupStatsCounts.ts';
 import { rollupTimeSeriesSql } from '../db/sql/rollupTimeSeries.ts';
 import type { Prisma } from '../generated/prisma/client.ts';
-import { queryRows } from '../db/sql/queryRows.ts';
+import { runSql } from '../db/runSql.ts';
 
 export type { BlockedKeyRow, StatusCount, TimeBucketRow, TopErrorRow };
 export type BucketSize = 'HOUR' | 'DAY';
@@ -40,7 +40,7 @@ export class Stats {
     this.plan = rollupPlan(filter);
   }
   counts() {
-    this.#counts ??= queryRows<StatsCountRow>(this.db, this.plan ? rollupStatsCountsSql(this.plan) : deadLetterStatsCountsSql(this.where));
+    this.#counts ??= runSql<StatsCountRow>(this.db, this.plan ? rollupStatsCountsSql(this.plan) : deadLetterStatsCountsSql(this.where));
     return this.#counts;
   }
   async total() {
@@ -62,22 +62,22 @@ export class Stats {
    */
   async #retryFigures(): Promise<RetryStatsRow> {
     const oldestSql = this.plan ? rollupOldestPendingSql(this.plan, this.where) : deadLetterOldestPendingSql(this.where);
-    const [counts, oldest] = await Promise.all([this.counts(), queryRows<OldestPendingRow>(this.db, oldestSql)]);
+    const [counts, oldest] = await Promise.all([this.counts(), runSql<OldestPendingRow>(this.db, oldestSql)]);
     const status = (key: string) => counts.find((r) => r.dimension === 'status' && r.key === key);
     const { count: succeeded, attempts } = status('SUCCEEDED') ?? { count: 0, attempts: 0 };
     return { ...oldest[0]!, succeeded, exhausted: status('EXHAUSTED')?.count ?? 0, meanAttemptsToSuccess: succeeded ? attempts / succeeded : null };
   }
   topErrors(limit: number) {
-    return queryRows<TopErrorRow>(this.db, deadLetterTopErrorsSql(this.where, limit, signatureRollupPlan(this.filter, this.plan), isEventFilter(this.filter)));
+    return runSql<TopErrorRow>(this.db, deadLetterTopErrorsSql(this.where, limit, signatureRollupPlan(this.filter, this.plan), isEventFilter(this.filter)));
   }
   /** Created per bucket over [from truncated to its bucket, to), every bucket present. */
   timeSeries(bucket: BucketSize, from: Date, to: Date) {
     const size = BUCKET_MS[bucket];
     const lo = new Date(Math.floor(from.getTime() / size) * size);
     const plan = rollupPlan({ ...this.filter, createdAt: intersectRange(this.filter.createdAt, { from: lo, to }) });
-    return queryRows<TimeBucketRow>(this.db, plan ? rollupTimeSeriesSql(plan, bucket, lo, to) : deadLetterTimeSeriesSql(this.where, bucket, from, to));
+    return runSql<TimeBucketRow>(this.db, plan ? rollupTimeSeriesSql(plan, bucket, lo, to) : deadLetterTimeSeriesSql(this.where, bucket, from, to));
   }
   blockedKeys(limit: number) {
-    return queryRows<BlockedKeyRow>(this.db, blockedKeysSql(this.where, limit));
+    return runSql<BlockedKeyRow>(this.db, blockedKeysSql(this.where, limit));
   }
 }

@@ -1,14 +1,11 @@
 // Metric alert triggers (EXHAUSTED_RATE, OLDEST_PENDING_AGE, BACKLOG), evaluated on the service's
-// one periodic shape. Every instance may evaluate at once: the raise is throttled per rule in the
+// one periodic shape (the 'alert evaluation' job in jobs.ts). Every instance may evaluate at once: the raise is throttled per rule in the
 // database (lazarus_raise_alert's conditional upsert), so the instances never raise twice within a
 // rule's window. A figure above the threshold keeps raising once per window while it stays there.
 import type { Db } from '../db/createDb.ts';
-import type { OutageLog } from '../db/outageLog.ts';
 import { readAlertFigures } from '../db/sql/readAlertFigures.ts';
 import { METRIC_TRIGGERS } from '../domain/alertRules.ts';
 import { metricValue, raiseMetricAlert, type MetricAlertTrigger } from '../domain/alerts.ts';
-import type { Logger } from '../logger.ts';
-import { startPeriodic, type Periodic } from './periodic.ts';
 
 export const DEFAULT_ALERT_EVALUATE_INTERVAL_MS = 15_000;
 
@@ -37,15 +34,4 @@ export async function evaluateAlertRules(db: Db): Promise<AlertEvaluation> {
     }));
   }
   return { evaluated: rules.length, raised };
-}
-
-export function startAlertEvaluation(deps: { db: Db; logger: Logger; everyMs?: number; outage?: OutageLog }): Periodic {
-  return startPeriodic({
-    name: 'alert evaluation',
-    everyMs: deps.everyMs ?? DEFAULT_ALERT_EVALUATE_INTERVAL_MS,
-    immediately: true,
-    logger: deps.logger,
-    runOnce: () => evaluateAlertRules(deps.db),
-    ...(deps.outage && { onError: (error: unknown) => deps.outage!.failed(error, 'alert evaluation failed; it runs again at the next tick') }),
-  });
 }

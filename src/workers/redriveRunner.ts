@@ -26,7 +26,7 @@ import { failRedrive, limitsOf, pauseRedriveByGuard, runRedriveBatch } from '../
 import { failTransform, runTransformBatch, type TransformBatchResult } from '../domain/transformBatches.ts';
 import type { Logger } from '../logger.ts';
 import { createOutageLog, type OutageLog } from '../db/outageLog.ts';
-import { startPeriodic } from './periodic.ts';
+import { startPeriodic } from '../runtime/periodic.ts';
 
 export const DEFAULT_REDRIVE_POLL_INTERVAL_MS = 1_000;
 export const DEFAULT_REDRIVE_LEASE_SECONDS = 30;

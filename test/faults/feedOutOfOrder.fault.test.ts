@@ -31,7 +31,7 @@ describe('transactions commit out of change order', () => {
       const [committedFirst] = await insertRows(sql, 1);
       // The next row commits after the open transaction's row was stamped, too.
       const [afterIt] = await insertRows(sql, 1);
-      const { rows } = await sql.query<{ ids: string[] }>(`select array_agg(id::text order by change_id) as ids from lazarus_dead_letters where event_type = 'order.placed'`);
+      const { rows } = await sql.query<{ ids: string[] }>(`select array_agg(id::text order by change_id) as ids from dead_letters_current where event_type = 'order.placed'`);
       // Only the committed rows are visible yet; change ids put the open transaction's row first.
       expect(rows[0]!.ids).toEqual([committedFirst, afterIt]);
       await long.query('commit');

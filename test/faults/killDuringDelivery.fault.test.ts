@@ -70,7 +70,7 @@ describe('kill -9 with deliveries in flight', () => {
     expect(duplicated.length).toBe(IN_FLIGHT);
     await expectExactAccounting(t.db, EVENTS, { SUCCEEDED: EVENTS });
     const attempts = await t.db.$queryRaw<{ attempts: number; n: number }[]>`
-      select attempts, count(*)::int as n from lazarus_dead_letters group by 1 order by 1`;
+      select attempts, count(*)::int as n from dead_letters_current group by 1 order by 1`;
     expect(attempts).toEqual([{ attempts: 1, n: EVENTS - IN_FLIGHT }, { attempts: 2, n: IN_FLIGHT }]);
     expect(await t.db.deliveryAttempt.count({ where: { outcome: 'LEASE_LOST', attemptNumber: 1 } })).toBe(IN_FLIGHT);
   });

@@ -3,12 +3,16 @@
 // recover by itself with nothing lost once it is back. The second scenario restarts it under a
 // steady stream of inserts with subscribers connected: every committed row reaches each of them
 // exactly once, in order, and a subscriber resuming with a cursor from before the restart too.
+// The third restarts it mid-drain, with deliveries in flight that succeed while it is down: their
+// outcomes are written once it is back, so no event is delivered twice (issue 32 item 8).
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import EmbeddedPostgres from '../../src/db/embeddedPostgres.ts';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deliveriesById } from '../helpers/faults.ts';
+import { startSink } from '../helpers/sink.ts';
 import { idsInCursorOrder, sseSubscriber, subscribeAll, CHANGED_AFTER, type Subscriber } from '../helpers/feedSubscribers.ts';
 import { freePort } from '../helpers/postgres.ts';
 import { postGraphQL, startService, type ServiceProcess } from '../helpers/serviceProcess.ts';
@@ -145,6 +149,46 @@ describe('PostgreSQL restarts under a stream of inserts with subscribers connect
       expect(await service.stop()).toBe(0);
     } finally {
       await sql.end();
+    }
+  });
+});
+
+describe('PostgreSQL restarts mid-drain with deliveries in flight', () => {
+  it('records the successes made while it was down once it is back: every event SUCCEEDED, none delivered twice', async () => {
+    const EVENTS = 300;
+    const IN_FLIGHT = 20;
+    const sink = await startSink();
+    const sql = new pg.Pool({ connectionString: databaseUrl, max: 2, connectionTimeoutMillis: 1_000 });
+    sql.on('error', () => {});
+    try {
+      sink.hold();
+      service = await startService({
+        DATABASE_URL: databaseUrl, DATABASE_POOL_ACQUIRE_TIMEOUT_MS: '1000', RETRY_BATCH_SIZE: String(IN_FLIGHT),
+        RETRY_CONCURRENCY: String(IN_FLIGHT), RETRY_POLL_INTERVAL_MS: '250',
+      });
+      await sql.query(`insert into retry_policies (event_type, target_kind, target_settings, allow_private_target, timeout_ms, updated_at)
+                       values ('restart.drain', 'webhook', jsonb_build_object('url', $1::text), true, 60000, now())`, [sink.url]);
+      await sql.query(`insert into dead_letters (event_type, payload) select 'restart.drain', jsonb_build_object('n', g) from generate_series(1, ${EVENTS}) g`);
+      await until(async () => sink.heldCount, (n) => n === IN_FLIGHT, 20_000);
+
+      await server.stop();
+      await until(() => status('/ready'), (s) => s === 503, 10_000);
+      sink.release(); // delivered while the database is down: the outcomes cannot be written yet
+      await server.start();
+      const drained = await until(async () => {
+        const { rows } = await sql.query<{ n: number }>(`select count(*)::int as n from dead_letters_current where event_type = 'restart.drain' and status = 'SUCCEEDED'`).catch(() => ({ rows: [{ n: -1 }] }));
+        return rows[0]!.n;
+      }, (n) => n === EVENTS, 60_000);
+      console.log(`PostgreSQL restart mid-drain: all ${EVENTS} events SUCCEEDED ${drained.ms} ms after PostgreSQL started`);
+
+      const seen = deliveriesById(sink.requests);
+      expect(seen.size).toBe(EVENTS);
+      expect([...seen].filter(([, n]) => n > 1)).toEqual([]);
+      expect(service.child.exitCode).toBeNull();
+      expect(await service.stop()).toBe(0);
+    } finally {
+      await sql.end();
+      await sink.close();
     }
   });
 });

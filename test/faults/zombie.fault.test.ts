@@ -32,7 +32,7 @@ describe('a zombie process resumed after its leases were taken over', () => {
 
     zombie.child.kill('SIGSTOP');
     await waitFor(async () => (await t.db.$queryRaw<{ n: number }[]>`
-      select count(*)::int as n from lazarus_dead_letters where lease_expires_at < now()`)[0]!.n === EVENTS, 20_000, 'leases expired');
+      select count(*)::int as n from dead_letters_current where lease_expires_at < now()`)[0]!.n === EVENTS, 20_000, 'leases expired');
     // The zombie's requests stay unanswered; the new owner's are answered at once.
     sink.hold(false);
     const owner = await startWorker(children, t.url, 'owner', { batchSize: EVENTS, concurrency: EVENTS, leaseSeconds: 30 });
@@ -40,7 +40,7 @@ describe('a zombie process resumed after its leases were taken over', () => {
     await waitFor(async () => ownerDelivered() && (await t.db.deadLetter.count({ where: { status: 'SUCCEEDED' } })) === EVENTS, 20_000, 'owner finished');
     owner.child.kill('SIGTERM');
     expect((await once(owner.child, 'exit'))[0]).toBe(0);
-    const before = await t.db.$queryRaw`select id, status::text, attempts, version, updated_at from lazarus_dead_letters order by id`;
+    const before = await t.db.$queryRaw`select id, status::text, attempts, version, updated_at from dead_letters_current order by id`;
 
     zombie.child.kill('SIGCONT');
     expect(sink.release()).toBe(EVENTS);
@@ -49,7 +49,7 @@ describe('a zombie process resumed after its leases were taken over', () => {
 
     const lost = [...zombie.output().matchAll(/LOST (\d+)/g)].reduce((sum, m) => sum + Number(m[1]), 0);
     expect(lost).toBe(EVENTS);
-    expect(await t.db.$queryRaw`select id, status::text, attempts, version, updated_at from lazarus_dead_letters order by id`).toEqual(before);
+    expect(await t.db.$queryRaw`select id, status::text, attempts, version, updated_at from dead_letters_current order by id`).toEqual(before);
     const outcomes = await t.db.$queryRaw<{ worker_id: string; outcome: string; attempt_number: number; n: number }[]>`
       select worker_id, outcome::text, attempt_number, count(*)::int as n from delivery_attempts group by 1, 2, 3 order by 1, 2`;
     expect(outcomes).toEqual([

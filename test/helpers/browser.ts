@@ -3,8 +3,9 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { DEFAULT_CHROMIUM_PATH } from './planChromium.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
 const AXE = createRequire(import.meta.url).resolve('axe-core/axe.min.js');
 /** Where screenshots go: set CONSOLE_SCREENSHOTS=docs/console to refresh the committed ones. */
 const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS;

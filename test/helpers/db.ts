@@ -67,7 +67,8 @@ async function truncateOnce(handle: DbHandle): Promise<void> {
      truncate error_group_deltas, error_groups, error_group_actions, error_group_hours restart identity;
      truncate dead_letter_states, dead_letters, delivery_attempts, dead_letter_actions, dead_letter_tombstones, redrives, redrive_items, redrive_actions, transforms, transform_items restart identity;
      truncate rate_limit_windows;
-     truncate alerts, alert_throttles, alert_rules restart identity;
+     truncate alerts, alert_throttles, alert_rule_windows, alert_rules restart identity;
+     truncate bridge_states, source_redirects;
      delete from retry_policies where event_type <> '*'`,
   );
 }

@@ -48,7 +48,7 @@ export async function killAll(children: ChildProcess[]): Promise<void> {
 
 export async function countByStatus(db: Db): Promise<Record<string, number>> {
   const rows = await db.$queryRaw<{ status: string; n: number }[]>`
-    select status::text, count(*)::int as n from lazarus_dead_letters group by 1 order by 1`;
+    select status::text, count(*)::int as n from dead_letters_current group by 1 order by 1`;
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
@@ -68,7 +68,7 @@ export async function expectExactAccounting(db: Db, total: number, expected: Rec
              coalesce(min(a.attempt_number), 1) as lo, coalesce(max(a.attempt_number), 0) as hi,
              count(a.id) filter (where a.outcome = 'SUCCEEDED')::int as successes,
              bool_or(a.outcome = 'SUCCEEDED' and a.attempt_number = d.attempts) as last_succeeded
-        from lazarus_dead_letters d left join delivery_attempts a on a.dead_letter_id = d.id
+        from dead_letters_current d left join delivery_attempts a on a.dead_letter_id = d.id
        where d.status <> 'PROCESSING'
        group by d.id, d.status, d.attempts, d.lease_token)
     select (select count(*)::int from per
@@ -76,7 +76,7 @@ export async function expectExactAccounting(db: Db, total: number, expected: Rec
                 or (status = 'SUCCEEDED') <> coalesce(last_succeeded, false)
                 or lease_token is not null) as inconsistent,
            (select count(*)::int from delivery_attempts a
-             where not exists (select 1 from lazarus_dead_letters d where d.id = a.dead_letter_id)) as orphans`;
+             where not exists (select 1 from dead_letters_current d where d.id = a.dead_letter_id)) as orphans`;
   expect(check).toEqual({ inconsistent: 0, orphans: 0 });
 }
 

@@ -135,7 +135,7 @@ export async function insertRows(sql: pg.Pool | pg.Client, n: number, eventType 
 
 /** Every row id in change-cursor order (the order subscribers must see new rows in). */
 export async function idsInCursorOrder(sql: pg.Pool | pg.Client, eventType = 'order.placed'): Promise<string[]> {
-  const { rows } = await sql.query<{ id: string }>(`select id::text from lazarus_dead_letters where event_type = $1 order by change_xid, change_id`, [eventType]);
+  const { rows } = await sql.query<{ id: string }>(`select id::text from dead_letters_current where event_type = $1 order by change_xid, change_id`, [eventType]);
   return rows.map((r) => r.id);
 }
 

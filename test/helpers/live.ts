@@ -3,22 +3,19 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino, type Logger } from 'pino';
-import { LOCAL_PRINCIPAL, type Principal } from '../../src/api/auth/principal.ts';
+import { LOCAL_PRINCIPAL, type Authenticate } from '../../src/api/auth/principal.ts';
 import type { Db } from '../../src/db/createDb.ts';
 import { createLivePubSub } from '../../src/live/liveEvents.ts';
 import { createGraphQLServer, type GraphQLServer } from '../../src/api/server.ts';
 import { attachGraphQLWebSocket } from '../../src/api/webSocket.ts';
 import { createChangeFeed, type ChangeFeed } from '../../src/live/changeFeed.ts';
 import { createChangeListener, type ChangeListener } from '../../src/live/changeListener.ts';
-import { createErrorGroupChangeSource, errorGroupHints, type ErrorGroupChangeSource } from '../../src/live/errorGroupChanges.ts';
 
 export interface LiveServer {
   url: string;
   yoga: GraphQLServer;
   feed: ChangeFeed;
   listener: ChangeListener;
-  /** errorGroupChanged's shared reader, woken by the listener. */
-  errorGroupChanges: ErrorGroupChangeSource;
   close(): Promise<void>;
 }
 
@@ -35,15 +32,16 @@ export interface LiveServerOptions {
   queryTimeoutMs?: number;
   /** The listener's longest wait between reconnect attempts. */
   maxBackoffMs?: number;
-  authenticate?: (request: Request) => Principal | null;
+  authenticate?: Authenticate;
+  /** Browser origins besides the server's own allowed over HTTP and WebSocket (CORS_ORIGINS). */
+  allowedOrigins?: readonly string[];
   graphiql?: boolean;
-  /** The errorGroupChanged reader's reads without a wake-up (default WOKEN_POLL_INTERVAL_MS). */
-  errorGroupPollMs?: number;
 }
 
 export async function startLiveServer(o: LiveServerOptions): Promise<LiveServer> {
   const logger = o.logger ?? pino({ level: 'silent' });
   const authenticate = o.authenticate ?? (() => LOCAL_PRINCIPAL);
+  const allowedOrigins = o.allowedOrigins ?? [];
   const listener = createChangeListener({
     url: o.listenUrl ?? o.databaseUrl,
     logger,
@@ -55,24 +53,21 @@ export async function startLiveServer(o: LiveServerOptions): Promise<LiveServer>
   const feed = createChangeFeed({ db: o.db, listener, events: createLivePubSub(), logger, fallbackPollMs: o.fallbackPollMs, maxQueuedEvents: o.maxQueuedEvents });
   await feed.start();
   await listener.start();
-  const errorGroupChanges = createErrorGroupChangeSource({ db: o.db, logger, wake: errorGroupHints(listener), pollIntervalMs: o.errorGroupPollMs });
-  const yoga = createGraphQLServer({ db: o.db, logger, graphiql: o.graphiql ?? false, authenticate, isReady: async () => listener.isConnected(), live: feed, errorGroupChanges });
+  const yoga = createGraphQLServer({ db: o.db, logger, graphiql: o.graphiql ?? false, authenticate, http: { corsOrigins: allowedOrigins }, isReady: async () => listener.isConnected(), live: feed });
   const server = createServer(yoga);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
-  const ws = attachGraphQLWebSocket({ server, yoga, authenticate, logger });
+  const ws = attachGraphQLWebSocket({ server, yoga, authenticate, allowedOrigins, logger });
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}/graphql`,
     yoga,
     feed,
     listener,
-    errorGroupChanges,
     async close() {
       await ws.close();
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
-      await errorGroupChanges.close();
       await listener.stop();
       await feed.stop();
     },
@@ -91,11 +86,11 @@ export async function untilFed(feed: ChangeFeed, condition: () => boolean, timeo
 /**
  * Waits until a running service (its own process or in this one) reports at least `n` open
  * subscriptions on its change feed (`lazarus_live_subscriptions` on /metrics): only then is a new
- * row theirs to see.
+ * row theirs to see. `headers` carry a key when the service has them.
  */
-export async function untilSubscribed(serviceUrl: string, n: number, timeoutMs = 15_000): Promise<void> {
+export async function untilSubscribed(serviceUrl: string, n: number, timeoutMs = 15_000, headers: Record<string, string> = {}): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; ; ) {
-    const text = await (await fetch(`${serviceUrl}/metrics`)).text();
+    const text = await (await fetch(`${serviceUrl}/metrics`, { headers })).text();
     const m = /^lazarus_live_subscriptions(?:\{[^}]*\})? (\d+)/m.exec(text);
     if (m && Number(m[1]) >= n) return;
     if (Date.now() > deadline) throw new Error(`live subscriptions never reached ${n} (last: ${m?.[1] ?? 'none'})`);

@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { createDb } from '../../src/db/createDb.ts';
 import { createDeliver, type DeadLetterHandler } from '../../src/workers/retry/delivery.ts';
 import { startRetryLoop } from '../../src/workers/retry/startRetryLoop.ts';
-import { createWebhookDeliver } from '../../src/workers/retry/webhook.ts';
+import { createWebhookDeliver } from '../../src/workers/targets/webhook.ts';
 
 const options = JSON.parse(process.argv[2]!) as {
   databaseUrl: string; workerId: string; inProcess: boolean; batchSize: number; concurrency: number; leaseSeconds: number; pollIntervalMs: number;
@@ -18,7 +18,7 @@ const loop = startRetryLoop({
   logger: pino({ level: 'warn' }, pino.destination(2)),
   config: {
     workerId: options.workerId, batchSize: options.batchSize, concurrency: options.concurrency, leaseSeconds: options.leaseSeconds,
-    pollIntervalMs: options.pollIntervalMs, shutdownTimeoutMs: 5_000, retentionMs: null, retentionIntervalMs: 60_000,
+    pollIntervalMs: options.pollIntervalMs, shutdownTimeoutMs: 5_000,
   },
 });
 loop.events.on('passCompleted', (s: { claimed: number; leaseLost: number }) => {

@@ -26,11 +26,11 @@ export async function ledgersAndScans(db: Queryable) {
                        group by ${GROUP} having sum(count) <> 0 or sum(attempts) <> 0 order by ${GROUP}`),
     scan: await q<StatusGroup>(`select lazarus_rollup_bucket(created_at) as bucket, event_type, queue, error_kind::text, status::text, count(*)::int as n,
                           sum(attempts)::int as attempts
-                     from lazarus_dead_letters group by ${GROUP} order by ${GROUP}`),
+                     from dead_letters_current group by ${GROUP} order by ${GROUP}`),
     /** Events per hour, error signature, type, queue and kind. */
     signatures: await q<SignatureGroup>(`select ${SIGNATURE_GROUP}, sum(count)::int as n from dead_letter_signature_rollups
                           group by ${SIGNATURE_GROUP} having sum(count) <> 0 order by ${SIGNATURE_GROUP}`),
     signatureScan: await q<SignatureGroup>(`select lazarus_rollup_bucket(created_at) as bucket, error_signature, event_type, queue, error_kind::text, count(*)::int as n
-                              from lazarus_dead_letters group by ${SIGNATURE_GROUP} order by ${SIGNATURE_GROUP}`),
+                              from dead_letters_current group by ${SIGNATURE_GROUP} order by ${SIGNATURE_GROUP}`),
   };
 }

@@ -51,7 +51,7 @@ export async function subscribeSse<T = Record<string, unknown>>(
     }
   };
 
-  const next = async (timeoutMs = 10_000): Promise<SseMessage<T>> => {
+  const next = async (timeoutMs = 30_000): Promise<SseMessage<T>> => {
     const deadline = Date.now() + timeoutMs;
     while (messages.length === 0) {
       if (ended) throw new Error('the SSE stream ended');
@@ -67,7 +67,7 @@ export async function subscribeSse<T = Record<string, unknown>>(
   return {
     status: response.status,
     next,
-    async take(n, timeoutMs = 20_000) {
+    async take(n, timeoutMs = 45_000) {
       const deadline = Date.now() + timeoutMs;
       const out: SseMessage<T>[] = [];
       while (out.length < n) out.push(await next(Math.max(1, deadline - Date.now())));

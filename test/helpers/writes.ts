@@ -14,7 +14,7 @@ export function writeServer(handle: DbHandle, principal: Principal | null = OPER
 export async function tablesDigest(handle: DbHandle): Promise<string> {
   const { rows } = await handle.pool.query<{ digest: string }>(`
     select md5(
-      coalesce((select string_agg(t::text, '|' order by id) from lazarus_dead_letters t), '') || '#' ||
+      coalesce((select string_agg(t::text, '|' order by id) from dead_letters_current t), '') || '#' ||
       coalesce((select string_agg(t::text, '|' order by id) from dead_letter_actions t), '') || '#' ||
       coalesce((select string_agg(t::text, '|' order by id) from redrives t), '') || '#' ||
       (select last_value::text from dead_letters_id_seq)) as digest`);

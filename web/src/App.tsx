@@ -16,6 +16,8 @@ const Tail = lazy(() => import('./views/Tail.tsx'));
 const Groups = lazy(() => import('./views/Groups.tsx'));
 const GroupDetail = lazy(() => import('./views/GroupDetail.tsx'));
 const Alerts = lazy(() => import('./views/Alerts.tsx'));
+const Bridges = lazy(() => import('./views/Bridges.tsx'));
+const Targets = lazy(() => import('./views/Targets.tsx'));
 
 const ViewerQuery = graphql(`query Viewer { viewer { name role } }`);
 
@@ -103,8 +105,10 @@ function Shell({ onSignOut }: { onSignOut?: () => void }) {
           <NavLink to="/failures">Failures</NavLink>
           <NavLink to="/groups">Error groups</NavLink>
           <NavLink to="/redrives">Redrives</NavLink>
+          <NavLink to="/targets">Targets</NavLink>
           <NavLink to="/policies">Retry policies</NavLink>
           <NavLink to="/alerts">Alerts</NavLink>
+          <NavLink to="/bridges">Bridges</NavLink>
           <NavLink to="/tail">Live tail</NavLink>
           <a href="/graphql">GraphiQL</a>
         </nav>
@@ -129,6 +133,8 @@ function Shell({ onSignOut }: { onSignOut?: () => void }) {
             <Route path="/redrives/:id" element={<RedriveDetail />} />
             <Route path="/policies" element={<Policies />} />
             <Route path="/alerts" element={<Alerts />} />
+            <Route path="/bridges" element={<Bridges />} />
+            <Route path="/targets" element={<Targets />} />
             <Route path="/tail" element={<Tail />} />
             <Route path="*" element={<p>No such page. <NavLink to="/">Back to the overview</NavLink></p>} />
           </Routes>

@@ -89,6 +89,9 @@ export function splitSignature(signature: string): { message: string; frames: st
   return { message: lines.slice(0, first).join('\n'), frames: lines.slice(first) };
 }
 
+/** An error message as shown: an empty one reads "(empty message)" instead of nothing. */
+export const messageText = (message: string) => (message.trim() === '' ? '(empty message)' : message);
+
 export function Loading({ what }: { what: string }) {
   return <p className="muted" aria-busy="true">Loading {what}…</p>;
 }

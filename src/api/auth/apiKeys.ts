@@ -2,7 +2,8 @@
 // are held; a presented token is hashed and compared with every key in constant time, so
 // neither the match position nor a near-miss shows in the timing.
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { LOCAL_PRINCIPAL, type Principal, type Role } from './principal.ts';
+import ipaddr from 'ipaddr.js';
+import { LOCAL_PRINCIPAL, type Authenticate, type Principal, type Role } from './principal.ts';
 
 export interface ApiKey {
   name: string;
@@ -10,14 +11,25 @@ export interface ApiKey {
   tokenSha256: Buffer;
 }
 
-export type Authenticate = (request: Request) => Principal | null;
+const LOOPBACK_ONLY_REFUSAL = {
+  status: 403,
+  message:
+    'no API keys are configured, so this service answers only requests addressed to localhost, 127.0.0.1 or [::1]; ' +
+    'set LAZARUS_API_KEYS (name:role:token,...) to serve other host names, or open it at a loopback address',
+} as const;
 
 /**
  * With keys: the principal of the key in `Authorization: Bearer <token>`, or null (missing or
- * wrong). Without keys: everyone is LOCAL_PRINCIPAL (service.ts only allows that on loopback).
+ * wrong). Without keys: LOCAL_PRINCIPAL for requests addressed to a loopback host (service.ts
+ * only starts keyless on a loopback address), and for any host with `allowInsecure`.
  */
-export function createApiKeyAuthenticator(keys: readonly ApiKey[]): Authenticate {
-  if (keys.length === 0) return () => LOCAL_PRINCIPAL;
+export function createApiKeyAuthenticator(keys: readonly ApiKey[], options: { allowInsecure?: boolean } = {}): Authenticate {
+  if (keys.length === 0 && options.allowInsecure) return () => LOCAL_PRINCIPAL;
+  // A browser sends the name it resolved as Host. A page whose own name the attacker re-points at
+  // 127.0.0.1 (DNS rebinding) is same-origin with this service, but its Host is still that name.
+  if (keys.length === 0) {
+    return Object.assign((request: Request) => (isLoopbackHost(new URL(request.url).hostname) ? LOCAL_PRINCIPAL : null), { refusal: LOOPBACK_ONLY_REFUSAL });
+  }
   const principals = keys.map((k) => Object.freeze({ name: k.name, role: k.role }));
   return (request) => {
     const token = bearerToken(request.headers.get('authorization'));
@@ -36,10 +48,10 @@ function bearerToken(header: string | null): string | null {
   return match ? match[1]! : null;
 }
 
-/** 127.0.0.0/8, ::1 and localhost: addresses only this machine can reach. */
+/** localhost and what ipaddr.js calls loopback (127.0.0.0/8, ::1, ::ffff:127.x.y.z): only this machine reaches them. */
 export function isLoopbackHost(host: string): boolean {
   const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return h === 'localhost' || h === '::1' || /^127(\.\d{1,3}){3}$/.test(h) || /^::ffff:127(\.\d{1,3}){3}$/.test(h);
+  return h === 'localhost' || (ipaddr.isValid(h) && ipaddr.process(h).range() === 'loopback');
 }
 
 /**

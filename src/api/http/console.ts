@@ -33,12 +33,29 @@ export function openConsoleSite(dir: string): ConsoleSite | null {
     setHeaders: (res: ServerResponse, pathname: string) => {
       res.setHeader('cache-control', pathname.startsWith('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
       res.setHeader('x-content-type-options', 'nosniff');
+      // sirv's type table (mrmime) has no .ico, and nosniff forbids guessing.
+      if (pathname.endsWith('.ico')) res.setHeader('content-type', 'image/x-icon');
     },
   });
+  const notFound = (res: ServerResponse) => void res.writeHead(404).end();
   return {
-    handle: (req, res) => serve(req, res, () => void res.writeHead(404).end()),
+    // sirv lists the .br and .gz files it negotiates as files of their own, typed by the name under
+    // the suffix: /index.html.br came back as text/html in brotli whatever the client accepted.
+    // They are only ever sent for their plain name.
+    handle: (req, res) => (isPrecompressedVariant(req) ? notFound(res) : serve(req, res, () => notFound(res))),
     renderGraphiQL: graphiqlRenderer(dir),
   };
+}
+
+/** A request naming a precompressed file directly, spelled as sirv will decode it. */
+function isPrecompressedVariant(req: IncomingMessage): boolean {
+  let path = (req.url ?? '/').split('?', 1)[0]!;
+  try {
+    path = decodeURI(path);
+  } catch {
+    // sirv looks the undecodable path up as it is.
+  }
+  return /\.(br|gz)\/?$/.test(path);
 }
 
 interface GraphiQLManifest {
@@ -59,6 +76,7 @@ function graphiqlRenderer(dir: string): ConsoleSite['renderGraphiQL'] {
   <head>
     <meta charset="utf-8" />
     <title>Lazarus GraphiQL</title>
+    <link rel="icon" href="/favicon.ico" />
     <link rel="stylesheet" href="${m.css}" />
   </head>
   <body id="body" class="no-focus-outline">
@@ -74,4 +92,21 @@ function graphiqlRenderer(dir: string): ConsoleSite['renderGraphiQL'] {
     </script>
   </body>
 </html>`;
+}
+
+/**
+ * GraphiQL's tabs are framer-motion Reorder items dragged within the tab strip. After load the
+ * strip's size settles and framer-motion rescales every tab's drag offset into it, leaving each tab
+ * translated by up to the strip's width (about 700 px with our 12 example tabs at 1440 px).
+ * GraphiQL's own rule hides that offset only while the tab has no focus, so a real mouse press
+ * focuses the tab, the tab jumps away from the pointer, and the release (hence the click) lands on
+ * the strip: the tab never switched. Keeping tabs untranslated keeps every click on its tab; a drag
+ * still reorders them (framer-motion reads its own offset, not the CSS), without the tab following
+ * the pointer.
+ */
+const GRAPHIQL_STYLE = '<style>.graphiql-container .graphiql-tab { transform: none !important; }</style>';
+
+/** A GraphiQL page (ours or Yoga's) with the style above. */
+export function withGraphiQLStyle<O>(render: (options: O) => string): (options: O) => string {
+  return (options) => render(options).replace('</head>', `${GRAPHIQL_STYLE}\n</head>`);
 }

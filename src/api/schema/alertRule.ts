@@ -8,6 +8,7 @@ import {
   AlertRuleNotFoundError, createAlertRule, deleteAlertRule, InvalidAlertRuleError, sendTestAlert, updateAlertRule, type AlertRuleChanges,
 } from '../../domain/alertRules.ts';
 import { AlertFormat, AlertTrigger } from '../../generated/prisma/enums.ts';
+import { readAlertOrThrow, readAlertRules } from '../../reads/alerts.ts';
 import { builder } from './builder.ts';
 import { badUserInput } from './errors.ts';
 import { parseId } from './ids.ts';
@@ -26,13 +27,18 @@ const AlertFormatEnum = builder.enumType(AlertFormat, {
 });
 
 builder.prismaObject('AlertRule', {
-  description: 'Where and when alerts go. At most one alert per rule and subject per `windowSeconds`. Any role reads it; `targetUrl` is for admins only (a target URL can be a secret, as Slack\'s are).',
+  description: 'Where and when alerts go. At most one alert per rule and subject per `windowSeconds`, and at most `maxAlertsPerWindow` per `capWindowSeconds` (the rest in one digest). Any role reads it; `targetUrl` is for admins only (a target URL can be a secret, as Slack\'s are).',
   fields: (t) => ({
     id: t.id({ resolve: (r) => r.id.toString() }),
     name: t.exposeString('name'),
     trigger: t.expose('trigger', { type: AlertTriggerEnum }),
     threshold: t.exposeInt('threshold', { nullable: true, description: 'Metric triggers only: per minute, seconds or events.' }),
     windowSeconds: t.exposeInt('windowSeconds', { description: 'Throttle: at most one alert per subject within this many seconds.' }),
+    maxAlertsPerWindow: t.exposeInt('maxAlertsPerWindow', {
+      description: 'Volume cap: at most this many alerts (any subjects) per capWindowSeconds. Past it, alerts are recorded SUPPRESSED ' +
+        'and folded into one digest alert (subject `digest`), sent when the window closes.',
+    }),
+    capWindowSeconds: t.exposeInt('capWindowSeconds', { description: 'The volume cap\'s window, opened by the first alert after the last one closed.' }),
     enabled: t.exposeBoolean('enabled'),
     targetUrl: t.exposeString('targetUrl', {
       authScopes: { admin: true },
@@ -58,6 +64,8 @@ const CreateAlertRuleInput = builder.inputType('CreateAlertRuleInput', {
     trigger: t.field({ type: AlertTriggerEnum, required: true }),
     threshold: t.int({ description: 'Required for EXHAUSTED_RATE, OLDEST_PENDING_AGE and BACKLOG; not allowed for the others.' }),
     windowSeconds: t.int({ description: 'Default 900.' }),
+    maxAlertsPerWindow: t.int({ description: '1–100000. Default 10.' }),
+    capWindowSeconds: t.int({ description: '1–2592000. Default 300.' }),
     enabled: t.boolean({ description: 'Default true.' }),
     targetUrl: t.string({ required: true }),
     format: t.field({ type: AlertFormatEnum, description: 'Default STANDARD.' }),
@@ -74,6 +82,8 @@ const UpdateAlertRuleInput = builder.inputType('UpdateAlertRuleInput', {
     trigger: t.field({ type: AlertTriggerEnum }),
     threshold: t.int(),
     windowSeconds: t.int(),
+    maxAlertsPerWindow: t.int(),
+    capWindowSeconds: t.int(),
     enabled: t.boolean(),
     targetUrl: t.string(),
     format: t.field({ type: AlertFormatEnum }),
@@ -108,7 +118,7 @@ builder.queryFields((t) => ({
   alertRules: t.prismaField({
     type: ['AlertRule'],
     description: 'Every alert rule, oldest first. Any role; only admins may select targetUrl.',
-    resolve: (query, _root, _args, ctx) => ctx.db.alertRule.findMany({ ...query, orderBy: { id: 'asc' } }),
+    resolve: (query, _root, _args, ctx) => readAlertRules(ctx.db, query),
   }),
 }));
 
@@ -144,7 +154,7 @@ builder.mutationFields((t) => ({
     args: { ruleId: t.arg.id({ required: true }) },
     resolve: async (query, _root, args, ctx) => {
       const id = await coded(() => sendTestAlert(ctx.db, parseId(args.ruleId, 'ruleId'), ctx.principal!.name));
-      return ctx.db.alert.findUniqueOrThrow({ ...query, where: { id } });
+      return readAlertOrThrow(ctx.db, id, query);
     },
   }),
 }));

@@ -7,10 +7,10 @@ import { createGraphQLError } from 'graphql-yoga';
 import { GraphQLScalarType } from 'graphql';
 import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
 import { hasRole, type Principal } from '../auth/principal.ts';
-import type { Db } from '../../db/createDb.ts';
+import type { Db } from '../../reads/db.ts';
 import type { WriteConfig } from '../../domain/writeConfig.ts';
 import type { LiveFeed } from '../../live/liveEvents.ts';
-import type { ErrorGroupChangeSource } from '../../live/errorGroupChanges.ts';
+import type { BridgeBoard } from '../../workers/bridges/bridgeBoard.ts';
 import type PrismaTypes from '../../generated/pothosTypes.ts';
 import { getDatamodel } from '../../generated/pothosTypes.ts';
 
@@ -22,8 +22,10 @@ export interface GraphQLContext {
   writeConfig?: WriteConfig;
   /** The change feed subscriptions read from; absent where no feed runs. */
   live?: LiveFeed;
-  /** The shared reader behind errorGroupChanged (createGraphQLServer always sets one). */
-  errorGroupChanges?: ErrorGroupChangeSource;
+  /** The broker bridges this instance runs; absent (none) outside the service. */
+  bridges?: BridgeBoard;
+  /** Event types an in-process handler delivers: never held for want of a target. */
+  inProcessEventTypes?: readonly string[];
 }
 
 export const builder = new SchemaBuilder<{

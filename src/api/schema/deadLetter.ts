@@ -1,5 +1,7 @@
+import { OMITTED_KEY } from '../../domain/attemptDetails.ts';
+import { readDeadLetter } from '../../reads/deadLetters.ts';
 import { builder } from './builder.ts';
-import { AttemptOutcomeEnum, DeadLetterStatusEnum, ErrorKindEnum } from './enums.ts';
+import { AttemptOutcomeEnum, DeadLetterStatusEnum, DeliveryFailureKindEnum, ErrorKindEnum, PermanentReasonEnum } from './enums.ts';
 import { parseId } from './ids.ts';
 
 export const DeadLetterErrorRef = builder
@@ -13,6 +15,19 @@ export const DeadLetterErrorRef = builder
     }),
   });
 
+const HttpHeaderRef = builder.objectRef<{ name: string; value: string }>('HttpHeader').implement({
+  description: 'One header of an attempt’s request or response, as stored (names lower-case, secret values `[redacted]`, long values cut with `…`).',
+  fields: (t) => ({ name: t.exposeString('name'), value: t.exposeString('value') }),
+});
+
+function headerList(headers: unknown): { name: string; value: string }[] | null {
+  if (headers === null || typeof headers !== 'object' || Array.isArray(headers)) return null;
+  // jsonb keeps keys in its own order: by name here, the `…` entry (headers left out) last.
+  return Object.entries(headers as Record<string, unknown>)
+    .map(([name, value]) => ({ name, value: String(value) }))
+    .sort((a, b) => Number(a.name === OMITTED_KEY) - Number(b.name === OMITTED_KEY) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 export const DeliveryAttemptRef = builder.prismaObject('DeliveryAttempt', {
   description: 'One try at re-delivering a dead letter.',
   fields: (t) => ({
@@ -25,7 +40,26 @@ export const DeliveryAttemptRef = builder.prismaObject('DeliveryAttempt', {
     outcome: t.expose('outcome', { type: AttemptOutcomeEnum }),
     statusCode: t.exposeInt('statusCode', { nullable: true }),
     errorMessage: t.exposeString('errorMessage', { nullable: true }),
-    responseBody: t.exposeString('responseBody', { nullable: true, description: 'The start of the target’s response.' }),
+    responseBody: t.exposeString('responseBody', { nullable: true, description: 'The start of the target’s response: its first 2,048 bytes of UTF-8.' }),
+    responseBodyTruncated: t.exposeBoolean('responseBodyTruncated', { nullable: true, description: 'The response body was longer than `responseBody` (null on attempts recorded before this was kept).' }),
+    responseHeaders: t.field({
+      type: [HttpHeaderRef], nullable: true,
+      description: 'The response’s headers by name, secrets redacted, at most 2,048 bytes in all; a last `…` entry counts those left out. Null when nothing answered.',
+      resolve: (a) => headerList(a.responseHeaders),
+    }),
+    failureKind: t.expose('failureKind', { type: DeliveryFailureKindEnum, nullable: true, description: 'Why it failed; null on a success, or when unknown.' }),
+    permanentReason: t.expose('permanentReason', {
+      type: PermanentReasonEnum, nullable: true,
+      description: 'Set on the attempt after which the event went EXHAUSTED: the rule that stopped the retries. Null on every other attempt (a failure that was retried, a success).',
+    }),
+    target: t.exposeString('target', { nullable: true, description: 'Where it was sent: the target’s kind and host only (never a URL’s path or a credential).' }),
+    requestHeaders: t.field({
+      type: [HttpHeaderRef], nullable: true,
+      description: 'The headers Lazarus sent, secrets (signatures, authorization, keys, cookies) shown as `[redacted]`, at most 1,024 bytes in all.',
+      resolve: (a) => headerList(a.requestHeaders),
+    }),
+    requestBodyBytes: t.exposeInt('requestBodyBytes', { nullable: true, description: 'The size of the body sent, in bytes.' }),
+    requestBodySha256: t.exposeString('requestBodySha256', { nullable: true, description: 'Hex SHA-256 of the body sent: equal hashes mean the same bytes went out.' }),
   }),
 });
 
@@ -41,6 +75,11 @@ export const DeadLetterRef = builder.prismaObject('DeadLetter', {
     dedupeKey: t.exposeString('dedupeKey', { nullable: true }),
     payload: t.expose('payload', { type: 'JSON' }),
     headers: t.expose('headers', { type: 'JSON', description: 'Transport metadata: topic, partition, offset, trace ids…' }),
+    origin: t.expose('origin', {
+      type: 'JSON',
+      nullable: true,
+      description: 'Where a broker bridge took the event from, e.g. `{ kind: "amqp", bridge, vhost, queue, exchange, routingKeys }`; null for events recorded otherwise. Shapes: docs/brokers.md.',
+    }),
     error: t.field({
       type: DeadLetterErrorRef,
       resolve: (d) => ({ kind: d.errorKind, message: d.errorMessage, stack: d.errorStack }),
@@ -82,6 +121,6 @@ builder.queryFields((t) => ({
     description: 'One dead letter by id, or null when there is none.',
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, args, ctx) =>
-      ctx.db.deadLetter.findUnique({ ...query, where: { id: parseId(args.id) } }),
+      readDeadLetter(ctx.db, parseId(args.id), query),
   }),
 }));

@@ -1,15 +1,14 @@
 import type { GraphQLResolveInfo } from 'graphql';
-import type { Db } from '../../db/createDb.ts';
-import type { DeadLetterOrderField } from '../../db/sql/deadLetterPage.ts';
+import type { Db } from '../../reads/db.ts';
 import {
-  DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, PageArgumentError, readDeadLetterConnection,
-  type BoundedCount, type Counts, type DeadLetterConnectionArgs, type DeadLetterConnectionPage,
+  DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, readDeadLetterConnection,
+  type BoundedCount, type Counts, type DeadLetterConnectionArgs, type DeadLetterConnectionPage, type DeadLetterOrderField,
 } from '../../reads/deadLetterPages.ts';
 import { deadLetterColumnsSelected } from './selection.ts';
 import { builder } from './builder.ts';
 import { DeadLetterRef } from './deadLetter.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
-import { badUserInput } from './errors.ts';
+import { badUserInput, pageArgumentsAsBadInput } from './errors.ts';
 
 const DEFAULT_COUNT_LIMIT = 10_000;
 const MAX_COUNT_LIMIT = 100_000;
@@ -56,12 +55,7 @@ export async function resolveDeadLetterConnection(
   info: GraphQLResolveInfo,
 ): Promise<DeadLetterConnectionPage> {
   const filter = parseDeadLetterFilter(args.filter);
-  try {
-    return await readDeadLetterConnection(db, filter, args, deadLetterColumnsSelected(info));
-  } catch (error) {
-    if (error instanceof PageArgumentError) throw badUserInput(error.message, { argument: error.argument });
-    throw error;
-  }
+  return pageArgumentsAsBadInput(() => readDeadLetterConnection(db, filter, args, deadLetterColumnsSelected(info)));
 }
 
 builder.queryFields((t) => ({

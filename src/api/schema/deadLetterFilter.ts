@@ -1,14 +1,11 @@
-import type { DeadLetterFilter, IntRange, TimeRange } from '../../domain/deadLetterFilter.ts';
+import {
+  DEAD_LETTER_FILTER_FIELDS, MAX_JSON, MAX_LIST, MAX_PATH, MAX_TEXT, MIN_ERROR_TEXT, type DeadLetterFilter, type FilterOperator, type IntRange, type TimeRange,
+} from '../../domain/deadLetterFilter.ts';
+import { firstUnstorable } from '../useTextInputGuard.ts';
 import { builder } from './builder.ts';
 import { DeadLetterStatusEnum, ErrorKindEnum } from './enums.ts';
 import { badUserInput } from './errors.ts';
 import { parseId } from './ids.ts';
-
-const MAX_LIST = 1000;
-const MAX_TEXT = 500;
-const MIN_ERROR_TEXT = 3;
-const MAX_JSON = 10_000;
-const MAX_PATH = 20;
 
 export const TimeRangeInput = builder.inputType('TimeRange', {
   description: 'Half-open range [from, to). Either end may be left out; from after to is BAD_USER_INPUT.',
@@ -31,63 +28,66 @@ export const PayloadPathInput = builder.inputType('PayloadPathFilter', {
   }),
 });
 
+const ENUM_INPUTS = { DeadLetterStatus: DeadLetterStatusEnum, ErrorKind: ErrorKindEnum };
+
+type FieldBuilder = Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0];
+
+/** The GraphQL input field an operator takes. */
+function inputField(t: FieldBuilder, op: FilterOperator, description: string | undefined) {
+  const options = description === undefined ? {} : { description };
+  switch (op.kind) {
+    case 'inList': return op.type === 'bigint' ? t.idList(options) : t.stringList(options);
+    case 'inEnum': return t.field({ type: [ENUM_INPUTS[op.enum]], ...options });
+    case 'equals': return op.type === 'bigint' ? t.id(options) : t.string(options);
+    case 'textSearch': case 'jsonContains': return t.string(options);
+    case 'jsonPathEquals': return t.field({ type: PayloadPathInput, ...options });
+    case 'timeRange': return t.field({ type: TimeRangeInput, ...options });
+    case 'intRange': return t.field({ type: IntRangeInput, ...options });
+  }
+}
+
 export const DeadLetterFilterInput = builder.inputType('DeadLetterFilter', {
   description: 'Selects dead letters. Every field is optional; the fields given must all match (AND). Lists match any of their values.',
-  fields: (t) => ({
-    ids: t.idList({ description: `At most ${MAX_LIST} ids.` }),
-    statuses: t.field({ type: [DeadLetterStatusEnum] }),
-    eventTypes: t.stringList(),
-    queues: t.stringList(),
-    sources: t.stringList(),
-    orderingKey: t.string({ description: 'Exact ordering key.' }),
-    errorKinds: t.field({ type: [ErrorKindEnum] }),
-    errorText: t.string({
-      description: `Case-insensitive substring of the error message or stack, ${MIN_ERROR_TEXT} to ${MAX_TEXT} characters, matched literally (% and _ are not wildcards). Served by trigram indexes.`,
-    }),
-    payloadContains: t.string({
-      description: 'JSON text the payload must contain (jsonb `@>`), e.g. `{"customer":{"tier":"gold"}}`. Served by the payload GIN index.',
-    }),
-    payloadPath: t.field({ type: PayloadPathInput }),
-    createdAt: t.field({ type: TimeRangeInput }),
-    updatedAt: t.field({ type: TimeRangeInput }),
-    nextAttemptAt: t.field({ type: TimeRangeInput, description: 'Rows without a next attempt match only a range with neither from nor to.' }),
-    attempts: t.field({ type: IntRangeInput }),
-    errorSignatures: t.stringList({ description: 'Exact error signatures, as listed by `deadLetterStats.topErrors`.' }),
-    groupId: t.id({
-      description: 'Members of this error group (see `errorGroups`): its event type and error kind, and its signature as fingerprint or, without one, as error signature and top stack frames. An unknown id matches nothing.',
-    }),
-  }),
+  fields: (t) => Object.fromEntries(
+    Object.entries(DEAD_LETTER_FILTER_FIELDS).map(([name, field]: [string, { op: FilterOperator; description?: string }]) => [name, inputField(t, field.op, field.description)]),
+  ),
 });
 
-type FilterInput = typeof DeadLetterFilterInput.$inferInput;
+/** A filter argument as GraphQL has already checked its shape: each field by its operator's input type. */
+export type DeadLetterFilterArg = { [name: string]: unknown };
 
 /** Validates a filter argument; bad values are BAD_USER_INPUT naming the field. */
-export function parseDeadLetterFilter(input: FilterInput | null | undefined): DeadLetterFilter {
+export function parseDeadLetterFilter(input: DeadLetterFilterArg | null | undefined): DeadLetterFilter {
   if (!input) return {};
-  const filter: DeadLetterFilter = {};
-  if (input.ids) filter.ids = capped('ids', input.ids).map((id) => parseId(id, 'filter.ids'));
-  if (input.statuses) filter.statuses = capped('statuses', input.statuses);
-  if (input.eventTypes) filter.eventTypes = capped('eventTypes', input.eventTypes);
-  if (input.queues) filter.queues = capped('queues', input.queues);
-  if (input.sources) filter.sources = capped('sources', input.sources);
-  if (input.orderingKey != null) filter.orderingKey = text('orderingKey', input.orderingKey, 0);
-  if (input.errorKinds) filter.errorKinds = capped('errorKinds', input.errorKinds);
-  if (input.errorText != null) filter.errorText = text('errorText', input.errorText, MIN_ERROR_TEXT);
-  if (input.payloadContains != null) filter.payloadContains = json('payloadContains', input.payloadContains);
-  if (input.payloadPath) {
-    const { path } = input.payloadPath;
-    if (path.length < 1 || path.length > MAX_PATH) {
-      throw badUserInput(`filter.payloadPath.path takes 1 to ${MAX_PATH} keys`, { argument: 'filter.payloadPath.path' });
-    }
-    filter.payloadPath = { path: [...path], equals: json('payloadPath.equals', input.payloadPath.equals) };
+  const filter: Record<string, unknown> = {};
+  for (const [name, { op }] of Object.entries(DEAD_LETTER_FILTER_FIELDS) as [string, { op: FilterOperator }][]) {
+    const raw = input[name];
+    if (raw != null) filter[name] = parseValue(name, op, raw);
   }
-  if (input.createdAt) filter.createdAt = timeRange('createdAt', input.createdAt);
-  if (input.updatedAt) filter.updatedAt = timeRange('updatedAt', input.updatedAt);
-  if (input.nextAttemptAt) filter.nextAttemptAt = timeRange('nextAttemptAt', input.nextAttemptAt);
-  if (input.attempts) filter.attempts = intRange('attempts', input.attempts);
-  if (input.errorSignatures) filter.errorSignatures = capped('errorSignatures', input.errorSignatures);
-  if (input.groupId != null) filter.groupId = parseId(input.groupId, 'filter.groupId');
-  return filter;
+  return filter as DeadLetterFilter;
+}
+
+/** One field's value, validated by its operator. */
+function parseValue(name: string, op: FilterOperator, raw: unknown): unknown {
+  switch (op.kind) {
+    case 'inList': {
+      const values = capped(name, raw as string[]);
+      return op.type === 'bigint' ? values.map((id) => parseId(id, `filter.${name}`)) : values;
+    }
+    case 'inEnum': return capped(name, raw as string[]);
+    case 'equals': return op.type === 'bigint' ? parseId(raw as string, `filter.${name}`) : text(name, raw as string, 0);
+    case 'textSearch': return text(name, raw as string, MIN_ERROR_TEXT);
+    case 'jsonContains': return json(name, raw as string);
+    case 'jsonPathEquals': {
+      const { path, equals } = raw as { path: string[]; equals: string };
+      if (path.length < 1 || path.length > MAX_PATH) {
+        throw badUserInput(`filter.${name}.path takes 1 to ${MAX_PATH} keys`, { argument: `filter.${name}.path` });
+      }
+      return { path: [...path], equals: json(`${name}.equals`, equals) };
+    }
+    case 'timeRange': return timeRange(name, raw as { from?: Date | null; to?: Date | null });
+    case 'intRange': return intRange(name, raw as { min?: number | null; max?: number | null });
+  }
 }
 
 function capped<T>(field: string, values: readonly T[]): T[] {
@@ -103,12 +103,20 @@ function text(field: string, value: string, min: number): string {
 }
 
 function json(field: string, value: string): unknown {
-  if (value.length > MAX_JSON) throw badUserInput(`filter.${field} is longer than ${MAX_JSON} characters`, { argument: `filter.${field}` });
+  const argument = `filter.${field}`;
+  if (value.length > MAX_JSON) throw badUserInput(`${argument} is longer than ${MAX_JSON} characters`, { argument });
+  let parsed: unknown;
   try {
-    return JSON.parse(value) as unknown;
+    parsed = JSON.parse(value);
   } catch {
-    throw badUserInput(`filter.${field} is not valid JSON`, { argument: `filter.${field}` });
+    throw badUserInput(`${argument} is not valid JSON`, { argument });
   }
+  // The text guard saw only the escapes (\u0000, a lone \ud800): parsed, they are text jsonb refuses.
+  const where = firstUnstorable({ [argument]: parsed }, '');
+  if (where !== undefined) {
+    throw badUserInput(`${where} holds a \\u0000 or unpaired surrogate escape, which PostgreSQL jsonb cannot store`, { argument });
+  }
+  return parsed;
 }
 
 function timeRange(field: string, range: { from?: Date | null; to?: Date | null }): TimeRange {

@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import { ActionKind } from '../../generated/prisma/enums.ts';
 import type { DeadLetterAction, DeliveryAttempt } from '../../generated/prisma/client.ts';
+import { readDeadLetterActions, readDeliveryAttempts } from '../../reads/history.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 import { DeliveryAttemptRef } from './deadLetter.ts';
 
@@ -47,12 +48,8 @@ const TimelineEntryRef = builder.objectRef<TimelineEntry>('TimelineEntry').imple
 // pass of the executor. Each request's asks are gathered by a DataLoader and read with one
 // statement per kind, instead of one statement per dead letter: a 50-row page with `timeline` made
 // 101 statements.
-const actionsOf = perRequestLoader<DeadLetterAction>((ctx, ids) =>
-  ctx.db.deadLetterAction.findMany({ where: { deadLetterId: { in: ids } }, orderBy: { id: 'asc' } }),
-);
-const attemptsOf = perRequestLoader<DeliveryAttempt>((ctx, ids) =>
-  ctx.db.deliveryAttempt.findMany({ where: { deadLetterId: { in: ids } }, orderBy: [{ deadLetterId: 'asc' }, { attemptNumber: 'asc' }] }),
-);
+const actionsOf = perRequestLoader<DeadLetterAction>((ctx, ids) => readDeadLetterActions(ctx.db, ids));
+const attemptsOf = perRequestLoader<DeliveryAttempt>((ctx, ids) => readDeliveryAttempts(ctx.db, ids));
 
 /**
  * `read(ctx, deadLetterId)`: the rows of one dead letter, from one statement for all the ids the

@@ -1,8 +1,11 @@
 // Error groups: the list, one group with its members and history, and the operator moves.
 import type { Principal } from '../auth/principal.ts';
-import { countErrorGroups, readErrorGroupPage, TREND_HOURS, type ErrorGroupFilterSql, type ErrorGroupOrderField, type ErrorGroupPageRow } from '../../db/sql/errorGroupPage.ts';
+import {
+  countErrorGroups, DEFAULT_GROUP_PAGE_SIZE, likeContains, MAX_GROUP_PAGE_SIZE, readErrorGroup, readErrorGroupActions, readErrorGroupConnection, readErrorGroupOrThrow, TREND_HOURS,
+  type ErrorGroupConnectionPage, type ErrorGroupFilterSql, type ErrorGroupOrderField,
+} from '../../reads/errorGroups.ts';
+import { readDeadLetter } from '../../reads/deadLetters.ts';
 import { hoursOf } from './errorGroupHours.ts';
-import { likeContains } from '../../db/sql/deadLetterWhere.ts';
 import { ErrorGroupNotFoundError, InvalidErrorGroupTransitionError, ValidationError } from '../../domain/errors.ts';
 import { MAX_GROUP_NOTE_LENGTH, MAX_GROUP_REASON_LENGTH, moveErrorGroup, type ErrorGroupMove } from '../../domain/errorGroups.ts';
 import type { ErrorGroup } from '../../generated/prisma/client.ts';
@@ -11,13 +14,10 @@ import { builder, type GraphQLContext } from './builder.ts';
 import { resolveDeadLetterConnection, DeadLetterOrderInput } from './deadLetterConnection.ts';
 import { DeadLetterFilterInput, TimeRangeInput } from './deadLetterFilter.ts';
 import { ErrorKindEnum } from './enums.ts';
-import { badUserInput } from './errors.ts';
+import { badUserInput, pageArgumentsAsBadInput } from './errors.ts';
 import { parseId } from './ids.ts';
 import { MutationErrorRef } from './writeErrors.ts';
 
-const DEFAULT_PAGE_SIZE = 50;
-
-const MAX_PAGE_SIZE = 500;
 const MAX_LIST = 1000;
 const MAX_HOURS = 24 * 14;
 
@@ -86,7 +86,7 @@ export const ErrorGroupRef = builder.objectRef<ErrorGroupRow>('ErrorGroup').impl
       type: 'DeadLetter' as never,
       nullable: true,
       description: 'Its first event, while it is stored.',
-      resolve: (g, _args, ctx) => (g.sampleDeadLetterId === null ? null : ctx.db.deadLetter.findUnique({ where: { id: g.sampleDeadLetterId } })) as never,
+      resolve: (g, _args, ctx) => (g.sampleDeadLetterId === null ? null : readDeadLetter(ctx.db, g.sampleDeadLetterId)) as never,
     }),
     hourly: t.field({
       type: [HourCountRef],
@@ -100,7 +100,7 @@ export const ErrorGroupRef = builder.objectRef<ErrorGroupRow>('ErrorGroup').impl
     history: t.field({
       type: [ErrorGroupActionRef],
       description: 'Every status change, oldest first.',
-      resolve: (g, _args, ctx) => ctx.db.errorGroupAction.findMany({ where: { groupId: g.id }, orderBy: { id: 'asc' } }),
+      resolve: (g, _args, ctx) => readErrorGroupActions(ctx.db, g.id),
     }),
     members: t.field({
       type: 'DeadLetterConnection' as never,
@@ -161,62 +161,19 @@ export function parseGroupFilter(input: typeof ErrorGroupFilterInput.$inferInput
   return filter;
 }
 
-// A cursor is base64url JSON [order, sort key as PostgreSQL text, id], tied to its order.
-function encodeGroupCursor(field: ErrorGroupOrderField, row: ErrorGroupPageRow): string {
-  return Buffer.from(JSON.stringify([field, row.sortKey, row.id.toString()])).toString('base64url');
-}
-
-function decodeGroupCursor(cursor: string, field: ErrorGroupOrderField): { key: string; id: bigint } {
-  const bad = () => badUserInput('after is not a cursor of this ordering', { argument: 'after' });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw bad();
-  }
-  if (!Array.isArray(parsed) || parsed.length !== 3 || parsed[0] !== field) throw bad();
-  const [, key, id] = parsed as unknown[];
-  if (typeof key !== 'string' || typeof id !== 'string' || !/^[1-9][0-9]{0,18}$/.test(id)) throw bad();
-  const keyPattern = field === 'LAST_SEEN' ? /^[0-9]{4,}-[0-9]{2}-[0-9]{2} [0-9:.]+[+-][0-9:]+$/ : /^[0-9]{1,19}$/;
-  if (!keyPattern.test(key)) throw bad();
-  return { key, id: BigInt(id) };
-}
-
-interface ErrorGroupConnectionPage {
-  edges: { cursor: string; node: ErrorGroupPageRow }[];
-  pageInfo: { startCursor: string | null; endCursor: string | null; hasNextPage: boolean; hasPreviousPage: boolean };
-  filter: ErrorGroupFilterSql;
-}
-
 builder.queryFields((t) => ({
   errorGroups: t.connection(
     {
       type: ErrorGroupRef,
-      description: `Error groups matching the filter, ordered by \`orderBy\` (default LAST_SEEN), largest first. Pages hold ${DEFAULT_PAGE_SIZE} by default, at most ${MAX_PAGE_SIZE}; go forward with first/after (keyset cursors). Under TREND the key moves with the clock, so a later page may repeat or skip a group whose count moved meanwhile.`,
+      description: `Error groups matching the filter, ordered by \`orderBy\` (default LAST_SEEN), largest first. Pages hold ${DEFAULT_GROUP_PAGE_SIZE} by default, at most ${MAX_GROUP_PAGE_SIZE}; go forward with first/after (keyset cursors). Under TREND the key moves with the clock, so a later page may repeat or skip a group whose count moved meanwhile.`,
       args: {
         filter: t.arg({ type: ErrorGroupFilterInput }),
         orderBy: t.arg({ type: ErrorGroupOrderFieldEnum, defaultValue: 'LAST_SEEN' }),
       },
-      resolve: async (_root, args, ctx): Promise<ErrorGroupConnectionPage> => {
-        if (args.last != null || args.before != null) throw badUserInput('errorGroups pages forward only: use first and after', { argument: 'last' });
-        const first = args.first ?? DEFAULT_PAGE_SIZE;
-        if (first < 1 || first > MAX_PAGE_SIZE) throw badUserInput(`first must be between 1 and ${MAX_PAGE_SIZE}`, { argument: 'first' });
-        const field = args.orderBy ?? 'LAST_SEEN';
-        const filter = parseGroupFilter(args.filter);
-        const after = args.after != null ? decodeGroupCursor(args.after, field) : null;
-        const rows = await readErrorGroupPage(ctx.db, { filter, field, after, limit: first + 1, now: new Date() });
-        const edges = rows.slice(0, first).map((node) => ({ cursor: encodeGroupCursor(field, node), node }));
-        return {
-          edges,
-          pageInfo: {
-            startCursor: edges[0]?.cursor ?? null,
-            endCursor: edges.at(-1)?.cursor ?? null,
-            hasNextPage: rows.length > first,
-            hasPreviousPage: after !== null,
-          },
-          filter,
-        };
-      },
+      resolve: (_root, args, ctx) =>
+        pageArgumentsAsBadInput(() =>
+          readErrorGroupConnection(ctx.db, { ...args, field: args.orderBy ?? 'LAST_SEEN', filter: parseGroupFilter(args.filter) }, new Date()),
+        ),
     },
     {
       name: 'ErrorGroupConnection',
@@ -234,7 +191,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description: 'One error group, or null when there is none with this id.',
     args: { id: t.arg.id({ required: true }) },
-    resolve: (_root, args, ctx) => ctx.db.errorGroup.findUnique({ where: { id: parseId(args.id) } }),
+    resolve: (_root, args, ctx) => readErrorGroup(ctx.db, parseId(args.id)),
   }),
 }));
 
@@ -293,7 +250,7 @@ builder.mutationFields((t) =>
         resolve: async (_root, { input }, ctx) => {
           const id = parseId(input.id);
           await moveErrorGroup(ctx.db, actor(ctx), { id, move, reason: input.reason ?? null, note: input.note ?? null });
-          return ctx.db.errorGroup.findUniqueOrThrow({ where: { id } });
+          return readErrorGroupOrThrow(ctx.db, id);
         },
       }),
     ]),

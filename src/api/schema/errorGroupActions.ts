@@ -2,16 +2,17 @@
 // mutation of the same name with `filter: { groupId }` (plus any narrower filter given), so it has
 // the same dry run, eligibility rules and history, and a large requeue becomes a throttled redrive.
 import type { Principal } from '../auth/principal.ts';
-import { ConflictError, ErrorGroupNotFoundError, InvalidTransitionError, ValidationError } from '../../domain/errors.ts';
+import { ConflictError, ErrorGroupNotFoundError, InvalidTransitionError, NoSourceError, ValidationError } from '../../domain/errors.ts';
 import { errorGroupMembers } from '../../domain/errorGroups.ts';
 import { close, MAX_REASON_LENGTH } from '../../domain/operatorActions.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
 import { parseId } from './ids.ts';
 import { BulkChangeRef } from './operatorMutations.ts';
-import { requeueOrRedrive, RequeueOutcomeRef } from './redrive.ts';
+import { RequeueDestinationEnum, requeueOrRedrive, RequeueOutcomeRef } from './redrive.ts';
 
 const ERRORS = [ValidationError, ErrorGroupNotFoundError, InvalidTransitionError, ConflictError];
+const REQUEUE_ERRORS = [...ERRORS, NoSourceError];
 
 const memberFields = (t: Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0]) => ({
   id: t.id({ required: true, description: 'The error group.' }),
@@ -26,6 +27,7 @@ const RequeueMembersInput = builder.inputType('RequeueErrorGroupMembersInput', {
     resetAttempts: t.boolean({ defaultValue: false }),
     force: t.boolean({ defaultValue: false, description: 'Also requeue SUCCEEDED, RESOLVED and DISCARDED members.' }),
     reason: t.string(),
+    destination: t.field({ type: RequeueDestinationEnum, defaultValue: 'POLICY', description: 'POLICY (default) or SOURCE: back to each member’s origin.' }),
     ratePerSecond: t.int({ description: 'Requeue through a throttled redrive at this many events per second, whatever the count. Above the redrive threshold a redrive is always used.' }),
   }),
 });
@@ -51,7 +53,7 @@ builder.mutationFields((t) => ({
     authScopes: { operator: true },
     description: 'requeueDeadLetters for every member of the group: the same dry run, and a throttled redrive above the redrive threshold. The group reopens (not as a regression) once a requeued member is folded in.',
     args: { input: t.arg({ type: RequeueMembersInput, required: true }) },
-    errors: { types: ERRORS, directResult: true },
+    errors: { types: REQUEUE_ERRORS, directResult: true },
     resolve: async (_root, { input }, ctx) => requeueOrRedrive(ctx, actor(ctx), input, { filter: await membersOf(ctx, input) }),
   }),
   resolveErrorGroupMembers: t.field({

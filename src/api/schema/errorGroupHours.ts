@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { readErrorGroupHours, type HourCount } from '../../db/sql/errorGroupPage.ts';
+import { readErrorGroupHours, type HourCount } from '../../reads/errorGroups.ts';
 import type { GraphQLContext } from './builder.ts';
 
 // A page of groups asks for each one's sparkline in one pass of the executor: one statement per

@@ -1,13 +1,15 @@
 // Operator mutations. Bulk ones take exactly one of `ids` or `filter`, and a `dryRun`.
 import type { Principal } from '../auth/principal.ts';
-import { ConflictError, DeadLetterNotFoundError, InvalidTransitionError, ValidationError } from '../../domain/errors.ts';
+import { ConflictError, DeadLetterNotFoundError, InvalidTransitionError, NoSourceError, ValidationError } from '../../domain/errors.ts';
 import { addNote, close, editPayload, MAX_BULK_IDS, MAX_REASON_LENGTH, remove, RESULT_ID_SAMPLE, type BulkResult, type Selection } from '../../domain/operatorActions.ts';
+import { readDeadLetterOrThrow } from '../../reads/deadLetters.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
 import { parseId } from './ids.ts';
-import { RedriveLimitsInput, requeueOrRedrive, RequeueOutcomeRef } from './redrive.ts';
+import { RedriveLimitsInput, RequeueDestinationEnum, requeueOrRedrive, RequeueOutcomeRef } from './redrive.ts';
 
 const ERRORS = [ValidationError, DeadLetterNotFoundError, InvalidTransitionError, ConflictError];
+const REQUEUE_ERRORS = [...ERRORS, NoSourceError];
 
 export const BulkChangeRef = builder.objectRef<BulkResult>('BulkChange').implement({
   description: 'What a bulk mutation changed (or, for a dry run, would change).',
@@ -35,6 +37,7 @@ export const RequeueDeadLettersInput = builder.inputType('RequeueDeadLettersInpu
     resetAttempts: t.boolean({ defaultValue: false }),
     force: t.boolean({ defaultValue: false, description: 'Also requeue SUCCEEDED, RESOLVED and DISCARDED events.' }),
     reason: t.string(),
+    destination: t.field({ type: RequeueDestinationEnum, defaultValue: 'POLICY', description: 'POLICY (default) or SOURCE: back to each event’s origin.' }),
     ratePerSecond: t.int({
       description: 'With filter only: requeue through a throttled redrive at this many events per second, whatever the count. ' +
         'Requeues by filter above the configured threshold always become redrives, at the configured default rate unless this is set.',
@@ -104,7 +107,7 @@ builder.mutationFields((t) => ({
     authScopes: { operator: true },
     description: 'Sends events back for another delivery. A requeue by filter above the redrive threshold becomes a throttled redrive.',
     args: { input: t.arg({ type: RequeueDeadLettersInput, required: true }) },
-    errors: { types: ERRORS, directResult: true },
+    errors: { types: REQUEUE_ERRORS, directResult: true },
     resolve: (_root, { input }, ctx) => requeueOrRedrive(ctx, actor(ctx), input, parseSelection(input)),
   }),
   resolveDeadLetters: t.field({
@@ -145,7 +148,7 @@ builder.mutationFields((t) => ({
       await editPayload(ctx.db, actor(ctx), {
         id, payload: input.payload, expectedVersion: input.expectedVersion ?? null, requeue: input.requeue ?? false, reason: input.reason ?? null,
       });
-      return ctx.db.deadLetter.findUniqueOrThrow({ ...query, where: { id } });
+      return readDeadLetterOrThrow(ctx.db, id, query);
     },
   }),
   addDeadLetterNote: t.field({

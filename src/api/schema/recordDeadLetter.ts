@@ -3,6 +3,7 @@ import { ValidationError } from '../../domain/errors.ts';
 import { recordDeadLetters, type RecordOutcome } from '../../domain/recordDeadLetters.ts';
 import { MAX_BATCH, type RecordDeadLetterInput } from '../../domain/recordInput.ts';
 import { DEFAULT_WRITE_CONFIG } from '../../domain/writeConfig.ts';
+import { readDeadLetterOrThrow } from '../../reads/deadLetters.ts';
 import { builder } from './builder.ts';
 import { ErrorKindEnum } from './enums.ts';
 
@@ -13,7 +14,7 @@ const RecordedDeadLetterRef = builder.objectRef<RecordOutcome>('RecordedDeadLett
     created: t.exposeBoolean('created', { description: 'False when the dedupe key was already known; nothing was stored.' }),
     deadLetter: t.prismaField({
       type: 'DeadLetter',
-      resolve: (query, r, _args, ctx) => ctx.db.deadLetter.findUniqueOrThrow({ ...query, where: { id: r.id } }),
+      resolve: (query, r, _args, ctx) => readDeadLetterOrThrow(ctx.db, r.id, query),
     }),
   }),
 });
@@ -45,6 +46,7 @@ export const RecordDeadLetterInputRef = builder.inputType('RecordDeadLetterInput
     orderingKey: t.string(),
     orderingSeq: t.string({ description: 'Sequence within the ordering key: a decimal 64-bit integer.' }),
     headers: t.field({ type: 'JSON', description: 'A JSON object: topic, partition, offset, trace ids… At most 64 KiB.' }),
+    origin: t.field({ type: 'JSON', description: 'Source coordinates: a JSON object with a string `kind` (`amqp`, `nats`, `redis`…), at most 8 KiB. Shapes: docs/brokers.md.' }),
     occurredAt: t.field({ type: 'DateTime', description: 'When the original failure happened. Default now.' }),
     dedupeKey: t.string({ description: 'Ingest is idempotent on it: a second input with the same key stores nothing.' }),
     maxAttempts: t.int({ description: 'Overrides the retry policy’s max attempts for this event (1–1000).' }),
@@ -71,6 +73,7 @@ function toDomain(input: Input, index: number | null): RecordDeadLetterInput {
     orderingKey: input.orderingKey,
     orderingSeq,
     headers: input.headers,
+    origin: input.origin as RecordDeadLetterInput['origin'],
     occurredAt: input.occurredAt,
     dedupeKey: input.dedupeKey,
     maxAttempts: input.maxAttempts,

@@ -1,24 +1,93 @@
 // Requeue entry point and throttled redrives: a requeue by filter above the configured threshold
 // becomes a tracked redrive run in batches by src/workers/redriveRunner.ts.
-import { InvalidTransitionError, ValidationError } from '../../domain/errors.ts';
-import { RESULT_ID_SAMPLE, type Selection } from '../../domain/operatorActions.ts';
+import { InvalidTransitionError, NoSourceError, ValidationError } from '../../domain/errors.ts';
+import { RESULT_ID_SAMPLE, type Destination, type Selection } from '../../domain/operatorActions.ts';
 import { MAX_GUARD_WINDOW, MAX_RAMP_SECONDS, MAX_REDRIVE_RATE_PER_SECOND, rampRatePerSecond, type RedriveLimitsChange } from '../../domain/redriveLimits.ts';
-import { limitsOf, moveRedrive, readGuardWindowOf, RedriveLimitsError, RedriveNotFoundError, requeueOrStartRedrive, type RequeueOutcome } from '../../domain/redrives.ts';
+import { limitsOf, moveRedrive, RedriveLimitsError, RedriveNotFoundError, requeueOrStartRedrive, type RequeueOutcome } from '../../domain/redrives.ts';
 import { DEFAULT_WRITE_CONFIG } from '../../domain/writeConfig.ts';
 import { RedriveActionKind, RedrivePausedBy, RedriveStatus } from '../../generated/prisma/enums.ts';
+import {
+  DEFAULT_REDRIVE_EVENT_PAGE, isRedriveSettled, MAX_REDRIVE_EVENT_PAGE, MAX_REDRIVE_FAILURE_GROUPS, readGuardWindowOf, readRedrive,
+  readRedriveEventPage, readRedriveFailureGroups, readRedriveOrThrow, readRedriveOutcomes, readRedrives,
+  type RedriveFailureGroup, type RedriveOutcome, type RedriveOutcomeCounts,
+} from '../../reads/redrives.ts';
 import type { Principal } from '../auth/principal.ts';
 import { builder, type GraphQLContext } from './builder.ts';
+import { DeadLetterRef } from './deadLetter.ts';
+import { ErrorGroupRef } from './errorGroup.ts';
 import { parseId } from './ids.ts';
-import { badUserInput } from './errors.ts';
+import { badUserInput, pageArgumentsAsBadInput } from './errors.ts';
 import { MutationErrorRef } from './writeErrors.ts';
 
 const MAX_REDRIVES_LISTED = 100;
+
+export const RequeueDestinationEnum = builder.enumType('RequeueDestination', {
+  description: 'Where requeued events are delivered.',
+  values: {
+    POLICY: { description: 'The target of the event type’s retry policy (the default).' },
+    SOURCE: { description: 'Back where a broker bridge took the event from (its origin: an AMQP queue, a NATS subject, a Redis stream), redirects applied.' },
+  } as const,
+});
+
+builder.objectType(NoSourceError, {
+  name: 'NoSourceError',
+  description: 'A requeue to SOURCE selected events that cannot go back where they came from: no origin, or its bridge is not declared (code VALIDATION). Nothing was written.',
+  interfaces: [MutationErrorRef],
+  isTypeOf: (e) => e instanceof NoSourceError,
+  fields: (t) => ({
+    count: t.exposeInt('count', { description: 'Selected events without a usable source.' }),
+    ids: t.idList({ description: `The first ${RESULT_ID_SAMPLE} of them.`, resolve: (e) => e.ids.map(String) }),
+  }),
+});
 const actorOf = (ctx: GraphQLContext): string => (ctx.principal as Principal).name;
 
 const RedriveStatusEnum = builder.enumType(RedriveStatus, {
   name: 'RedriveStatus',
-  description: 'RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED; RUNNING → FAILED when 5 batches in a row fail for a reason other than database trouble (see `error`; FAILED can be resumed or cancelled).',
+  description:
+    'The runner’s state. RUNNING ⇄ PAUSED → CANCELLED; RUNNING → COMPLETED; RUNNING → FAILED when 5 batches in a row fail for a reason other than database trouble (see `error`; FAILED can be resumed or cancelled). ' +
+    'COMPLETED means every event was requeued (or skipped), not that it was delivered: see `Redrive.settled` and `Redrive.outcomes`.',
 });
+
+const RedriveOutcomeEnum = builder.enumType('RedriveOutcome', {
+  description:
+    'What became of an event a redrive requeued, now. DELIVERED: SUCCEEDED. FAILING: PENDING or PROCESSING after at least one failed delivery since the requeue (retrying). ' +
+    'EXHAUSTED, RESOLVED, DISCARDED: that status. PENDING: PENDING or PROCESSING with no delivery answered since the requeue yet.',
+  values: ['DELIVERED', 'FAILING', 'EXHAUSTED', 'RESOLVED', 'DISCARDED', 'PENDING'] as const satisfies readonly RedriveOutcome[],
+});
+
+const RedriveOutcomesRef = builder.objectRef<RedriveOutcomeCounts>('RedriveOutcomes').implement({
+  description:
+    'The events a redrive requeued (not those it skipped or has yet to reach), counted by what became of them since, now. Counted over the redrive’s own events (each looked up by key), once per request.',
+  fields: (t) => ({
+    delivered: t.exposeInt('DELIVERED', { description: 'SUCCEEDED.' }),
+    failing: t.exposeInt('FAILING', { description: 'Failed since the requeue and retrying (PENDING or PROCESSING).' }),
+    exhausted: t.exposeInt('EXHAUSTED'),
+    resolved: t.exposeInt('RESOLVED'),
+    discarded: t.exposeInt('DISCARDED'),
+    pending: t.exposeInt('PENDING', { description: 'Not delivered yet and no failure since the requeue: waiting for, or in, their first delivery.' }),
+    deleted: t.exposeInt('DELETED', { description: 'Deleted since.' }),
+  }),
+});
+
+const RedriveFailureGroupRef = builder.objectRef<RedriveFailureGroup>('RedriveErrorGroup').implement({
+  description: 'An error group that events of a redrive still failing or exhausted belong to.',
+  fields: (t) => ({
+    group: t.field({ type: ErrorGroupRef, resolve: (g) => g.group }),
+    count: t.int({ description: 'failing + exhausted.', resolve: (g) => g.failing + g.exhausted }),
+    failing: t.exposeInt('failing'),
+    exhausted: t.exposeInt('exhausted'),
+  }),
+});
+
+// `outcomes` and `settled` in one request share one count.
+const outcomesByRequest = new WeakMap<GraphQLContext, Map<bigint, Promise<RedriveOutcomeCounts>>>();
+function outcomesOf(ctx: GraphQLContext, id: bigint): Promise<RedriveOutcomeCounts> {
+  let byId = outcomesByRequest.get(ctx);
+  if (!byId) outcomesByRequest.set(ctx, (byId = new Map()));
+  let counts = byId.get(id);
+  if (!counts) byId.set(id, (counts = readRedriveOutcomes(ctx.db, id)));
+  return counts;
+}
 
 const RedrivePausedByEnum = builder.enumType(RedrivePausedBy, {
   name: 'RedrivePausedBy',
@@ -124,6 +193,7 @@ builder.prismaObject('Redrive', {
     history: t.relation('actions', { query: { orderBy: { id: 'asc' } }, description: 'Every change of this redrive, oldest first.' }),
     resetAttempts: t.exposeBoolean('resetAttempts'),
     force: t.exposeBoolean('force'),
+    destination: t.field({ type: RequeueDestinationEnum, resolve: (r) => r.destination as Destination, description: 'Where its events are delivered.' }),
     reason: t.exposeString('reason', { nullable: true }),
     total: t.exposeInt('total', { description: 'Events selected when it started.' }),
     processed: t.exposeInt('processed'),
@@ -134,7 +204,33 @@ builder.prismaObject('Redrive', {
     error: t.exposeString('error', { nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
-    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true }),
+    finishedAt: t.expose('finishedAt', { type: 'DateTime', nullable: true, description: 'When the runner stopped (COMPLETED, CANCELLED, FAILED); deliveries may go on: see settled.' }),
+    outcomes: t.field({
+      type: RedriveOutcomesRef,
+      description: 'What became of the events it requeued so far, now.',
+      resolve: (r, _args, ctx) => outcomesOf(ctx, r.id),
+    }),
+    settled: t.boolean({
+      description:
+        'True when the redrive is done: the runner finished (COMPLETED or CANCELLED) and every event it requeued is in an end state (delivered, exhausted, resolved, discarded or deleted), none pending or failing.',
+      resolve: async (r, _args, ctx) => (r.status === 'COMPLETED' || r.status === 'CANCELLED') && isRedriveSettled(r.status, await outcomesOf(ctx, r.id)),
+    }),
+    errorGroups: t.field({
+      type: [RedriveFailureGroupRef],
+      description: `The error groups its FAILING and EXHAUSTED events belong to, most such events first: \`first\` of them, 1 to ${MAX_REDRIVE_FAILURE_GROUPS}.`,
+      args: { first: t.arg.int({ required: true, defaultValue: 5 }) },
+      resolve: (r, args, ctx) => pageArgumentsAsBadInput(() => readRedriveFailureGroups(ctx.db, r.id, args.first)),
+    }),
+    events: t.connection(
+      {
+        type: DeadLetterRef,
+        description: `The stored events it requeued, by id ascending, of one outcome when given. Pages hold ${DEFAULT_REDRIVE_EVENT_PAGE} by default, at most ${MAX_REDRIVE_EVENT_PAGE}; forward only (first/after).`,
+        args: { outcome: t.arg({ type: RedriveOutcomeEnum }) },
+        resolve: (r, args, ctx) => pageArgumentsAsBadInput(() => readRedriveEventPage(ctx.db, r.id, args)) as never,
+      },
+      { name: 'RedriveEventConnection' },
+      { name: 'RedriveEventEdge' },
+    ),
   }),
 });
 
@@ -144,11 +240,17 @@ export const RequeueOutcomeRef = builder.objectRef<RequeueOutcome>('RequeueResul
     count: t.exposeInt('count', { description: 'Events requeued (for a redrive: selected, to be requeued by it).' }),
     ids: t.idList({ description: `The first ${RESULT_ID_SAMPLE} affected ids, ascending (empty for a redrive).`, resolve: (r) => r.ids.map(String) }),
     dryRun: t.exposeBoolean('dryRun', { description: 'True when nothing was written.' }),
+    withoutSource: t.int({
+      nullable: true,
+      description: 'For a requeue to SOURCE: selected events with no usable source (no origin, or its bridge is not declared). ' +
+        'A dry run counts them; a real requeue with any is refused (NoSourceError). Null for a requeue to POLICY.',
+      resolve: (r) => r.withoutSource ?? null,
+    }),
     redrive: t.prismaField({
       type: 'Redrive',
       nullable: true,
       description: 'Set when the requeue was large enough to become a throttled redrive.',
-      resolve: (query, r, _args, ctx) => (r.redriveId === null ? null : ctx.db.redrive.findUnique({ ...query, where: { id: r.redriveId } })),
+      resolve: (query, r, _args, ctx) => (r.redriveId === null ? null : readRedrive(ctx.db, r.redriveId, query)),
     }),
   }),
 });
@@ -161,6 +263,7 @@ interface RequeueArgs {
   reason?: string | null;
   ratePerSecond?: number | null;
   redriveLimits?: LimitsArg;
+  destination?: Destination | null;
 }
 
 export async function requeueOrRedrive(ctx: GraphQLContext, actor: string, input: RequeueArgs, selection: Selection): Promise<RequeueOutcome> {
@@ -174,6 +277,8 @@ export async function requeueOrRedrive(ctx: GraphQLContext, actor: string, input
       reason: input.reason ?? null,
       ratePerSecond: input.ratePerSecond ?? null,
       limits: limitsChangeOf(input.redriveLimits),
+      destination: input.destination ?? 'POLICY',
+      sourceBridges: ctx.bridges?.list().map((b) => b.name) ?? [],
     }),
   );
 }
@@ -183,7 +288,7 @@ builder.queryFields((t) => ({
     type: 'Redrive',
     nullable: true,
     args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, args, ctx) => ctx.db.redrive.findUnique({ ...query, where: { id: parseId(args.id) } }),
+    resolve: (query, _root, args, ctx) => readRedrive(ctx.db, parseId(args.id), query),
   }),
   redrives: t.prismaField({
     type: ['Redrive'],
@@ -192,12 +297,7 @@ builder.queryFields((t) => ({
     resolve: (query, _root, args, ctx) => {
       const first = args.first ?? 20;
       if (first < 1 || first > MAX_REDRIVES_LISTED) throw badUserInput(`first must be between 1 and ${MAX_REDRIVES_LISTED}`, { argument: 'first' });
-      return ctx.db.redrive.findMany({
-        ...query,
-        where: args.statuses ? { status: { in: args.statuses } } : {},
-        orderBy: { id: 'desc' },
-        take: first,
-      });
+      return readRedrives(ctx.db, query, { statuses: args.statuses ?? null, first });
     },
   }),
 }));
@@ -218,7 +318,7 @@ const move = (name: 'pause' | 'resume' | 'cancel', description: string) =>
         const id = parseId(args.id);
         const limits = limitsChangeOf((args as { limits?: LimitsArg }).limits);
         await limitsAsBadInput('limits', () => moveRedrive(ctx.db, id, name, { actor: actorOf(ctx), reason: args.reason, limits }));
-        return ctx.db.redrive.findUniqueOrThrow({ ...query, where: { id } });
+        return readRedriveOrThrow(ctx.db, id, query);
       },
     }),
   );

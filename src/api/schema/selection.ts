@@ -2,7 +2,7 @@
 // of a listed name anywhere under the current field (through fragments too) counts, so a false
 // "selected" costs bytes, never a missing value.
 import type { GraphQLResolveInfo, SelectionSetNode } from 'graphql';
-import type { DeadLetterColumn } from '../../db/sql/deadLetterPage.ts';
+import type { DeadLetterColumn } from '../../reads/deadLetterPages.ts';
 
 /**
  * The columns behind each field of `DeadLetter` (and `stack` of its `DeadLetterError`). Fields
@@ -18,6 +18,7 @@ export const DEAD_LETTER_FIELD_COLUMNS: Record<string, readonly DeadLetterColumn
   dedupeKey: ['dedupeKey'],
   payload: ['payload'],
   headers: ['headers'],
+  origin: ['origin'],
   error: ['errorKind', 'errorMessage'],
   stack: ['errorStack'],
   errorSignature: ['errorSignature'],
@@ -37,6 +38,7 @@ export const DEAD_LETTER_FIELD_COLUMNS: Record<string, readonly DeadLetterColumn
   deliveryAttempts: [],
   history: [],
   timeline: [],
+  held: [],
 };
 
 function collectNames(set: SelectionSetNode | undefined, info: GraphQLResolveInfo, names: Set<string>, seen: Set<string>): void {

@@ -105,7 +105,7 @@ async function liveFilter(_ctx: GraphQLContext, input: Parameters<typeof parseDe
   return parseDeadLetterFilter(input);
 }
 
-function liveFeed(ctx: GraphQLContext): LiveFeed {
+export function liveFeed(ctx: GraphQLContext): LiveFeed {
   if (!ctx.live) throw createGraphQLError('the live feed is not running in this process', { extensions: { code: 'SERVICE_UNAVAILABLE' } });
   return ctx.live;
 }

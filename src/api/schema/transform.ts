@@ -1,7 +1,7 @@
 // Payload transforms: previewTransform, applyTransform, undoTransform, and the recorded transforms.
 import type { Principal } from '../auth/principal.ts';
 import { ConflictError, ValidationError } from '../../domain/errors.ts';
-import { InvalidPatchError, MAX_PATCH_OPERATIONS, parsePayloadPatch, type PayloadPatch } from '../../domain/payloadPatch.ts';
+import { InvalidPatchError, MAX_PATCH_ADDED_BYTES, MAX_PATCH_OPERATIONS, parsePayloadPatch, type PayloadPatch } from '../../domain/payloadPatch.ts';
 import {
   applyTransform,
   FAILURE_ID_SAMPLE,
@@ -19,8 +19,10 @@ import { parseFailures } from '../../domain/transformTally.ts';
 import { SKIPPED_ID_SAMPLE } from '../../domain/transformBatches.ts';
 import type { Transform } from '../../generated/prisma/client.ts';
 import { PatchKind, TransformStatus } from '../../generated/prisma/enums.ts';
+import { readTransform, readTransformOrThrow, readTransforms } from '../../reads/transforms.ts';
 import { builder, type GraphQLContext } from './builder.ts';
 import { DeadLetterFilterInput, parseDeadLetterFilter } from './deadLetterFilter.ts';
+import { DeadLetterStatusEnum } from './enums.ts';
 import { badUserInput } from './errors.ts';
 import { parseId } from './ids.ts';
 import { MutationErrorRef } from './writeErrors.ts';
@@ -62,6 +64,13 @@ builder.objectType(TransformNotApplicableError, {
   }),
 });
 
+const TransformStatusCountRef = builder.objectRef<TransformPreview['byStatus'][number]>('TransformStatusCount').implement({
+  fields: (t) => ({
+    status: t.field({ type: DeadLetterStatusEnum, resolve: (c) => c.status }),
+    count: t.exposeInt('count'),
+  }),
+});
+
 const TransformPreviewRef = builder.objectRef<TransformPreview>('TransformPreview').implement({
   description: 'What a transform would do now, read from one snapshot. matched = changed + unchanged + failed.',
   fields: (t) => ({
@@ -70,11 +79,20 @@ const TransformPreviewRef = builder.objectRef<TransformPreview>('TransformPrevie
     unchanged: t.exposeInt('unchanged', { description: 'Events the patch applies to without changing anything.' }),
     failed: t.exposeInt('failed', { description: 'Events the patch does not apply to (see failures).' }),
     failures: t.field({ type: [TransformFailureRef], description: 'Failed events grouped by reason, most frequent first.', resolve: (p) => p.failures }),
+    byStatus: t.field({
+      type: [TransformStatusCountRef],
+      description: 'Matched events per status, most first (ties by status).',
+      resolve: (p) => p.byStatus,
+    }),
+    finished: t.exposeInt('finished', {
+      description: 'Matched events already SUCCEEDED, RESOLVED or DISCARDED: the transform rewrites their stored payload too (one fixed by hand before it was delivered, say), though nothing redelivers them. Narrow the filter by status to leave them alone.',
+    }),
     samples: t.field({
       type: [builder.objectRef<TransformPreview['samples'][number]>('TransformSample').implement({
         description: 'One changed event: its payload before and after.',
         fields: (s) => ({
           id: s.id({ resolve: (x) => x.id.toString() }),
+          status: s.field({ type: DeadLetterStatusEnum, description: 'Its status now: SUCCEEDED, RESOLVED or DISCARDED ones were already finished.', resolve: (x) => x.status }),
           before: s.expose('before', { type: 'JSON' }),
           after: s.expose('after', { type: 'JSON' }),
         }),
@@ -124,7 +142,7 @@ builder.prismaObject('Transform', {
 const UndoTransformResultRef = builder.objectRef<Transform>('UndoTransformResult').implement({
   description: `What an undo restored and left alone; final when transform.status is UNDONE (an undo of at most ${TRANSFORM_BATCH} changed events is), else so far.`,
   fields: (t) => ({
-    transform: t.prismaField({ type: 'Transform', resolve: (query, r, _a, ctx) => ctx.db.transform.findUniqueOrThrow({ ...query, where: { id: r.id } }) }),
+    transform: t.prismaField({ type: 'Transform', resolve: (query, r, _a, ctx) => readTransformOrThrow(ctx.db, r.id, query) }),
     restored: t.exposeInt('restored'),
     edited: t.exposeInt('keptEdited', { description: 'Events left alone: their payload changed after the transform.' }),
     editedIds: t.idList({ description: `The first ${SKIPPED_ID_SAMPLE} of those, ascending.`, resolve: (r) => r.keptEditedIds.map(String) }),
@@ -135,7 +153,7 @@ const UndoTransformResultRef = builder.objectRef<Transform>('UndoTransformResult
 
 const patchFields = (t: Parameters<Parameters<typeof builder.inputType>[1]['fields']>[0]) => ({
   filter: t.field({ type: DeadLetterFilterInput, required: true, description: 'The events to transform (a group: `{ groupId }`). Must set at least one field.' }),
-  patch: t.field({ type: 'JSON', description: `A JSON Patch (RFC 6902): a list of at most ${MAX_PATCH_OPERATIONS} operations. Exactly one of patch and mergePatch.` }),
+  patch: t.field({ type: 'JSON', description: `A JSON Patch (RFC 6902): a list of at most ${MAX_PATCH_OPERATIONS} operations, whose values and copies add at most ${MAX_PATCH_ADDED_BYTES} bytes of JSON to a payload. Exactly one of patch and mergePatch.` }),
   mergePatch: t.field({ type: 'JSON', description: 'A JSON Merge Patch (RFC 7396): null deletes a key.' }),
 });
 
@@ -187,7 +205,7 @@ builder.queryFields((t) => ({
     nullable: true,
     authScopes: { viewer: true },
     args: { id: t.arg.id({ required: true }) },
-    resolve: (query, _root, { id }, ctx) => ctx.db.transform.findUnique({ ...query, where: { id: parseId(id) } }),
+    resolve: (query, _root, { id }, ctx) => readTransform(ctx.db, parseId(id), query),
   }),
   transforms: t.prismaField({
     type: ['Transform'],
@@ -197,7 +215,7 @@ builder.queryFields((t) => ({
     resolve: (query, _root, { first }, ctx) => {
       const take = first ?? 20;
       if (take < 1 || take > MAX_TRANSFORMS_LISTED) throw badUserInput(`first must be from 1 to ${MAX_TRANSFORMS_LISTED}`, { field: 'first' });
-      return ctx.db.transform.findMany({ ...query, orderBy: { id: 'desc' }, take });
+      return readTransforms(ctx.db, query, take);
     },
   }),
 }));
@@ -220,7 +238,7 @@ builder.mutationFields((t) => ({
         requeue: input.requeue ?? false,
         skipFailing: input.skipFailing ?? false,
       });
-      return ctx.db.transform.findUniqueOrThrow({ ...query, where: { id } });
+      return readTransformOrThrow(ctx.db, id, query);
     },
   }),
   undoTransform: t.field({
@@ -233,7 +251,7 @@ builder.mutationFields((t) => ({
     errors: { types: [ValidationError, TransformNotFoundError, ConflictError], directResult: true },
     resolve: async (_root, { input }, ctx) => {
       const id = await undoTransform(ctx.db, actor(ctx), { id: parseId(input.id), reason: input.reason ?? null });
-      return ctx.db.transform.findUniqueOrThrow({ where: { id } });
+      return readTransformOrThrow(ctx.db, id);
     },
   }),
 }));

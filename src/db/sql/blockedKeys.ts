@@ -70,7 +70,7 @@ export function blockedKeysSql(where: Prisma.Sql, limit: number, maxWalkedKeys?:
              coalesce(h.held_back, (select count(*)::int - 1 from dead_letter_states l
                                      where ${LIVE} and l.event_type = h.event_type and l.ordering_key = h.ordering_key)) as held_back
         from heads h
-        join lazarus_dead_letters d on d.id = h.id
+        join dead_letters_current d on d.id = h.id
        where (${where})
     )
     select h.ordering_key as "orderingKey", h.event_type as "eventType", h.id as "headId", h.held_back as "heldBack"

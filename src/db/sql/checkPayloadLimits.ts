@@ -1,4 +1,6 @@
 import type { Queryable } from './queryable.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 /** The payload CHECKs of dead_letters (migrations 20261121000000_init and 20261124100000_payload_depth). */
 export const MAX_PAYLOAD_BYTES = 262_144;
@@ -17,11 +19,11 @@ export interface PayloadLimitViolation {
  */
 export async function checkPayloadLimits(db: Queryable, p: { ids: bigint[]; payloadJsons: string[] }): Promise<PayloadLimitViolation[]> {
   if (p.ids.length === 0) return [];
-  const rows = await db.$queryRaw<{ id: bigint; bytes: number; too_deep: boolean }[]>`
+  const rows = await runSql<{ id: bigint; bytes: number; too_deep: boolean }>(db, Prisma.sql`
     select c.id, c.bytes, c.too_deep from (
       select e.id, octet_length(e.payload::text) as bytes, jsonb_path_exists(e.payload, 'strict $.**{101}') as too_deep
         from unnest(${p.ids.map(String)}::bigint[], ${p.payloadJsons}::jsonb[]) as e(id, payload)) c
      where c.bytes > ${MAX_PAYLOAD_BYTES}::int or c.too_deep
-     order by c.id`;
+     order by c.id`);
   return rows.map((r) => ({ id: r.id, bytes: r.bytes, tooDeep: r.too_deep }));
 }

@@ -1,5 +1,7 @@
 import type { AlertFormat, AlertTrigger } from '../../generated/prisma/enums.ts';
 import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface ClaimedAlert {
   id: bigint;
@@ -30,7 +32,7 @@ interface Row {
  * rule's current target and secret.
  */
 export async function claimDueAlerts(db: Db, p: { owner: string; leaseSeconds: number; limit: number }): Promise<ClaimedAlert[]> {
-  const rows = await db.$queryRaw<Row[]>`
+  const rows = await runSql<Row>(db, Prisma.sql`
     with due as (
       select id from alerts
        where (delivery_status = 'PENDING' and next_attempt_at <= now())
@@ -47,7 +49,7 @@ export async function claimDueAlerts(db: Db, p: { owner: string; leaseSeconds: n
     select c.id, c.attempts, c.trigger, c.subject, c.summary, c.details, c.created_at, c.rule_id, c.rule_name,
            r.target_url, r.format, r.signing_secret, r.allow_private_target
       from claimed c left join alert_rules r on r.id = c.rule_id
-     order by c.id`;
+     order by c.id`);
   return rows.map((r) => ({
     id: r.id, attempt: r.attempts, trigger: r.trigger, subject: r.subject, summary: r.summary, details: r.details,
     createdAt: r.created_at, ruleId: r.rule_id, ruleName: r.rule_name,

@@ -1,7 +1,8 @@
 import { Prisma, type RetryPolicy } from '../../generated/prisma/client.ts';
-import { queryPg, type Db } from '../createDb.ts';
+import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
 import { integerLiteral } from './integerLiteral.ts';
-import { policyOf, UNFINISHED_STATUSES } from './policyOf.ts';
+import { PENDING_TYPES, policyOf, UNFINISHED_STATUSES } from './policyOf.ts';
 import { stamp } from './stamp.ts';
 
 export interface ClaimParams {
@@ -33,10 +34,14 @@ export interface ClaimedDeadLetter {
   policy: RetryPolicy;
   /** Times the event was requeued after it SUCCEEDED; part of the webhook-id. */
   deliveryGeneration: number;
+  /** Where a bridge took it from (dead_letters.origin), or null. */
+  origin?: unknown;
+  /** Requeued to its source: delivered to its origin, not to the policy's target. */
+  isToSource?: boolean;
 }
 
 interface ClaimedRow {
-  id: string;
+  id: bigint;
   event_type: string;
   queue: string;
   source: string;
@@ -51,6 +56,8 @@ interface ClaimedRow {
   occurred_at: Date;
   status: string;
   delivery_generation: number;
+  deliver_to_source: boolean | null;
+  origin: unknown;
   /** On one row of each event type; null on the others. */
   policy: PolicyJson | null;
 }
@@ -66,9 +73,9 @@ interface PolicyJson {
   paused: boolean;
   ordered: boolean;
   concurrency: number | null;
-  target_url: string | null;
+  target_kind: string | null;
+  target_settings: RetryPolicy['targetSettings'];
   allow_private_target: boolean;
-  signing_secret: string | null;
   permanent_status_codes: number[];
   permanent_error_kinds: RetryPolicy['permanentErrorKinds'];
   created_at: string;
@@ -109,11 +116,11 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
   //  * The policy of an expired lease is the type's own row, else the default '*', read by a
   //    LATERAL subquery. Only the state row is locked; EvalPlanQual re-checks the locked row alone
   //    (C2), and a policy read a moment early is harmless.
-  const rows = await queryPg<ClaimedRow>(db, Prisma.sql`
+  const rows = await runSql<ClaimedRow>(db, Prisma.sql`
     with expired as materialized (
       select d.id, d.event_type, d.lease_expires_at as due_at, d.lease_owner as old_owner, d.attempts as old_attempts,
              d.attempts >= coalesce((select w.max_attempts from dead_letters w where w.id = d.id), e.max_attempts) as is_spent,
-             (e.paused or (e.target_url is null and not d.event_type = any(${types}::text[]))) as is_held
+             (e.paused or (e.target_kind is null and not d.event_type = any(${types}::text[]) and d.deliver_to_source is null)) as is_held
         from dead_letter_states d,
              lateral ${policyOf('d.event_type')} e
        where d.status = 'PROCESSING' and d.lease_expires_at < now()
@@ -164,14 +171,14 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
              ${stamp('d')}
         from chosen c left join expired x on x.id = c.id
        where d.id = c.id
-      returning d.id, d.event_type, d.ordering_key, d.attempts, d.lease_token::text, d.status::text, d.delivery_generation)
+      returning d.id, d.event_type, d.ordering_key, d.attempts, d.lease_token::text, d.status::text, d.delivery_generation, d.deliver_to_source)
     -- The policy is read here, in the claim's own snapshot, and travels with the event: a policy
     -- created or changed a moment ago is the one delivered, never a cached copy. The event's
     -- write-once columns (payload, headers, error) come from dead_letters by primary key: read,
     -- never written.
-    select c.*, w.queue, w.source, w.payload, w.headers, w.error_kind::text, w.error_message, w.max_attempts, w.occurred_at,
+    select c.*, w.queue, w.source, w.origin, w.payload, w.headers, w.error_kind::text, w.error_message, w.max_attempts, w.occurred_at,
            case when row_number() over (partition by c.event_type) = 1 then p.policy end as policy
-      from claimed c join dead_letters w on w.id = c.id join policy p on p.event_type = c.event_type order by c.id`, claimName(deliverable, p.limit));
+      from claimed c join dead_letters w on w.id = c.id join policy p on p.event_type = c.event_type order by c.id`, { name: claimName(deliverable, p.limit) });
   // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
   if (rows.length > p.limit) {
     throw new ClaimLimitExceededError(`claim returned ${rows.length} rows for a limit of ${p.limit}`);
@@ -190,7 +197,8 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
 function claimName(types: readonly DeliverableType[], limit: number): string {
   if (types.length > MERGE_TYPE_LIMIT) return `claim_many_${limit}`;
   const ordered = types.reduce((mask, t, i) => (t.ordered ? mask | (1n << BigInt(i)) : mask), 0n);
-  return `claim_${types.length}_${ordered.toString(16)}_${limit}`;
+  const sourceOnly = types.reduce((mask, t, i) => (t.source_only ? mask | (1n << BigInt(i)) : mask), 0n);
+  return `claim_${types.length}_${ordered.toString(16)}_${sourceOnly.toString(16)}_${limit}`;
 }
 
 /**
@@ -204,6 +212,8 @@ const literal = (n: number) => integerLiteral(n, 1, 'a claim limit');
 interface DeliverableType {
   event_type: string;
   ordered: boolean;
+  /** No target and no handler: only its events requeued to their source are deliverable. */
+  source_only: boolean;
 }
 
 /**
@@ -212,25 +222,26 @@ interface DeliverableType {
  * paused and has a target or an in-process handler.
  */
 async function deliverableTypes(db: Db, inProcessEventTypes: string[]): Promise<DeliverableType[]> {
-  return queryPg<DeliverableType>(db, Prisma.sql`
+  return runSql<DeliverableType>(db, Prisma.sql`
     ${deliverableTypesCte(inProcessEventTypes)}
-    select event_type, ordered from deliverable`, 'deliverable_types');
+    select event_type, ordered, source_only from deliverable`, { name: 'deliverable_types' });
 }
 
 function deliverableTypesCte(inProcessEventTypes: readonly string[]): Prisma.Sql {
   return Prisma.sql`
-    with recursive pending_types as (
-      (select d.event_type from dead_letter_states d where d.status = 'PENDING' order by d.event_type limit 1)
-      union all
-      select (select d.event_type from dead_letter_states d
-               where d.status = 'PENDING' and d.event_type > t.event_type order by d.event_type limit 1)
-        from pending_types t where t.event_type is not null),
+    with recursive ${PENDING_TYPES},
     deliverable as (
-      select t.event_type, e.ordered
+      select t.event_type, e.ordered, not (e.target_kind is not null or t.event_type = any(${inProcessEventTypes}::text[])) as source_only
         from pending_types t,
              lateral ${policyOf('t.event_type')} e
        where t.event_type is not null and not e.paused
-         and (e.target_url is not null or t.event_type = any(${inProcessEventTypes}::text[])))`;
+         and (e.target_kind is not null or t.event_type = any(${inProcessEventTypes}::text[])
+              -- A type without a target delivers only what was requeued to its source. This walks the
+              -- type's PENDING rows on the pending index until it finds one (TODO: a partial index on
+              -- deliver_to_source, built concurrently by a backfill step, when a held type's backlog
+              -- makes this walk show in bench:retry:claim).
+              or exists (select from dead_letter_states s
+                          where s.status = 'PENDING' and s.event_type = t.event_type and s.deliver_to_source)))`;
 }
 
 /**
@@ -239,13 +250,14 @@ function deliverableTypesCte(inProcessEventTypes: readonly string[]): Prisma.Sql
  * rather than a whole poll interval, so a 300 ms backoff is 300 ms. One index descent per type.
  */
 export async function msUntilNextDue(db: Db, inProcessEventTypes: readonly string[]): Promise<number | null> {
-  const [row] = await queryPg<{ ms: number | null }>(db, Prisma.sql`
+  const [row] = await runSql<{ ms: number | null }>(db, Prisma.sql`
     ${deliverableTypesCte(inProcessEventTypes)}
     select ceil(extract(epoch from min(n.next_attempt_at) - now()) * 1000)::float8 as ms
       from deliverable t,
            lateral (select d.next_attempt_at from dead_letter_states d
                      where d.status = 'PENDING' and d.event_type = t.event_type and d.next_attempt_at > now()
-                     order by d.next_attempt_at limit 1) n`, 'ms_until_next_due');
+                       and (not t.source_only or d.deliver_to_source)
+                     order by d.next_attempt_at limit 1) n`, { name: 'ms_until_next_due' });
   return row?.ms ?? null;
 }
 
@@ -275,11 +287,12 @@ const IS_KEY_HEAD = Prisma.sql`(d.ordering_key is null or h.head_id = d.id)`;
  */
 function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
   // Whether a type is ordered is part of the text, not a parameter (see literal).
+  const toSource = (t: DeliverableType) => (t.source_only ? Prisma.sql` and d.deliver_to_source` : Prisma.empty);
   const due = (t: DeliverableType) => t.ordered
     ? Prisma.sql`from dead_letter_states d ${keyHead(Prisma.sql`true`)}
-       where d.status = 'PENDING' and d.event_type = ${t.event_type}::text and d.next_attempt_at <= now() and ${IS_KEY_HEAD}`
+       where d.status = 'PENDING' and d.event_type = ${t.event_type}::text and d.next_attempt_at <= now() and ${IS_KEY_HEAD}${toSource(t)}`
     : Prisma.sql`from dead_letter_states d
-       where d.status = 'PENDING' and d.event_type = ${t.event_type}::text and d.next_attempt_at <= now()`;
+       where d.status = 'PENDING' and d.event_type = ${t.event_type}::text and d.next_attempt_at <= now()${toSource(t)}`;
   if (types.length === 0) return Prisma.sql`select null::bigint as id, null::text as event_type, null::timestamptz as due_at where false`;
   if (types.length === 1) {
     return Prisma.sql`
@@ -290,11 +303,13 @@ function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
   if (types.length > MERGE_TYPE_LIMIT) {
     const ordered = types.filter((t) => t.ordered).map((t) => t.event_type);
     const isOrdered = Prisma.sql`d.event_type = any(${ordered}::text[])`;
+    const sourceOnly = types.filter((t) => t.source_only).map((t) => t.event_type);
     return Prisma.sql`
       select d.id, d.event_type, d.next_attempt_at as due_at from dead_letter_states d ${keyHead(isOrdered)}
        where d.status = 'PENDING' and d.next_attempt_at <= now()
          and d.event_type = any(${types.map((t) => t.event_type)}::text[])
          and (not ${isOrdered} or ${IS_KEY_HEAD})
+         and (d.deliver_to_source or not d.event_type = any(${sourceOnly}::text[]))
        order by d.next_attempt_at, d.id limit ${literal(limit)}
        for update of d skip locked`;
   }
@@ -314,7 +329,7 @@ function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
 
 function toClaimedDeadLetter(r: ClaimedRow, policy: RetryPolicy): ClaimedDeadLetter {
   return {
-    id: BigInt(r.id),
+    id: r.id,
     eventType: r.event_type,
     queue: r.queue,
     source: r.source,
@@ -329,6 +344,8 @@ function toClaimedDeadLetter(r: ClaimedRow, policy: RetryPolicy): ClaimedDeadLet
     occurredAt: r.occurred_at,
     policy,
     deliveryGeneration: r.delivery_generation,
+    origin: r.origin ?? null,
+    isToSource: r.deliver_to_source === true,
   };
 }
 
@@ -336,7 +353,7 @@ function toRetryPolicy(p: PolicyJson): RetryPolicy {
   return {
     eventType: p.event_type, maxAttempts: p.max_attempts, backoff: p.backoff, baseDelayMs: p.base_delay_ms,
     maxDelayMs: p.max_delay_ms, timeoutMs: p.timeout_ms, paused: p.paused, ordered: p.ordered, concurrency: p.concurrency,
-    targetUrl: p.target_url, allowPrivateTarget: p.allow_private_target, signingSecret: p.signing_secret,
+    targetKind: p.target_kind, targetSettings: p.target_settings, allowPrivateTarget: p.allow_private_target,
     permanentStatusCodes: p.permanent_status_codes, permanentErrorKinds: p.permanent_error_kinds,
     createdAt: new Date(p.created_at), updatedAt: new Date(p.updated_at), updatedBy: p.updated_by,
   };

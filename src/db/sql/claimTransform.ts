@@ -1,4 +1,6 @@
 import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 /** Why a PREPARING transform whose request lost its lease is FAILED. */
 export const ABANDONED_TRANSFORM_ERROR = 'the request recording its events ended before it finished; nothing was changed';
@@ -10,7 +12,7 @@ export const ABANDONED_TRANSFORM_ERROR = 'the request recording its events ended
  * recording its targets) becomes FAILED: it changed nothing and never will.
  */
 export async function claimTransform(db: Db, p: { owner: string; leaseSeconds: number }): Promise<{ id: bigint } | null> {
-  const [row] = await db.$queryRaw<{ id: bigint }[]>`
+  const [row] = await runSql<{ id: bigint }>(db, Prisma.sql`
     with abandoned as (
       update transforms
          set status = 'FAILED', error = ${ABANDONED_TRANSFORM_ERROR}::text, lease_owner = null, lease_expires_at = null, updated_at = now()
@@ -23,6 +25,6 @@ export async function claimTransform(db: Db, p: { owner: string; leaseSeconds: n
     update transforms t
        set lease_owner = ${p.owner}::text, lease_expires_at = now() + ${p.leaseSeconds}::int * interval '1 second'
       from next where t.id = next.id
-    returning t.id`;
+    returning t.id`);
   return row ? { id: row.id } : null;
 }

@@ -2,6 +2,8 @@ import type { Db } from '../createDb.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import { expectedRows, RESULT_SAMPLE, targetCte, type ChangeResult, type WriteTarget } from './writeTarget.ts';
 import { stamp } from './stamp.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface CloseParams {
   target: WriteTarget;
@@ -13,7 +15,7 @@ export interface CloseParams {
 
 /** Resolve or discard, with history, in one compare-and-set statement. */
 export async function closeDeadLetters(db: Db, p: CloseParams): Promise<ChangeResult> {
-  const [row] = await db.$queryRaw<{ n: bigint; ids: bigint[] }[]>`
+  const [row] = await runSql<{ n: bigint; ids: bigint[] }>(db, Prisma.sql`
     with target as (${targetCte(p.target, p.allowed)}),
     changed as (
       update dead_letter_states d
@@ -28,6 +30,6 @@ export async function closeDeadLetters(db: Db, p: CloseParams): Promise<ChangeRe
              jsonb_build_object('status', old_status), jsonb_build_object('status', status)
         from changed)
     select lazarus_expect_rows(${expectedRows(p.target)}::bigint, (select count(*) from changed)) as n,
-           array(select id from changed order by id limit ${RESULT_SAMPLE}::int) as ids`;
+           array(select id from changed order by id limit ${RESULT_SAMPLE}::int) as ids`);
   return { count: Number(row!.n), ids: row!.ids };
 }

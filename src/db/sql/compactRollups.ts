@@ -1,6 +1,8 @@
 // Folds the rollup ledgers' delta rows per group, one short batch at a time (see
 // lazarus_compact_rollups_batch in migration 20261124140000_compact_rollups_in_batches).
 import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export type RollupLedger = 'rollups' | 'signatureRollups';
 
@@ -15,7 +17,7 @@ export interface CompactionBatch {
 /** One statement, so one short transaction: the groups of the next `maxRows` ledger rows after `afterId`. */
 export async function compactRollupBatch(db: Db, ledger: RollupLedger, afterId: bigint, maxRows: number): Promise<CompactionBatch> {
   const rows = ledger === 'rollups'
-    ? await db.$queryRaw<{ last_id: bigint | null; scanned: number; removed: bigint }[]>`select * from lazarus_compact_rollups_batch(${afterId}::bigint, ${maxRows}::int)`
-    : await db.$queryRaw<{ last_id: bigint | null; scanned: number; removed: bigint }[]>`select * from lazarus_compact_signature_rollups_batch(${afterId}::bigint, ${maxRows}::int)`;
+    ? await runSql<{ last_id: bigint | null; scanned: number; removed: bigint }>(db, Prisma.sql`select * from lazarus_compact_rollups_batch(${afterId}::bigint, ${maxRows}::int)`)
+    : await runSql<{ last_id: bigint | null; scanned: number; removed: bigint }>(db, Prisma.sql`select * from lazarus_compact_signature_rollups_batch(${afterId}::bigint, ${maxRows}::int)`);
   return { lastId: rows[0]?.last_id ?? null, scanned: rows[0]?.scanned ?? 0, removed: Number(rows[0]?.removed ?? 0) };
 }

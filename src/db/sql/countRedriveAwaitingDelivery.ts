@@ -1,5 +1,6 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
 
 /**
  * How many events this redrive requeued are still waiting for a successful delivery (PENDING or
@@ -14,12 +15,12 @@ export async function countRedriveAwaitingDelivery(db: Db, p: { redriveId: bigin
       select 1 from dead_letter_states d, r
        where d.status = ${status} and d.id <= r.last_id
          and exists (select 1 from redrive_items i where i.redrive_id = r.id and i.dead_letter_id = d.id)`;
-  const [row] = await db.$queryRaw<{ n: number }[]>`
+  const [row] = await runSql<{ n: number }>(db, Prisma.sql`
     with r as (select ${p.redriveId.toString()}::bigint as id, (select last_id from redrives where id = ${p.redriveId.toString()}::bigint) as last_id)
     select count(*)::int as n from (
       ${awaiting(Prisma.raw(`'PENDING'`))}
       union all
       ${awaiting(Prisma.raw(`'PROCESSING'`))}
-       limit ${p.cap}::int) x`;
+       limit ${p.cap}::int) x`);
   return row!.n;
 }

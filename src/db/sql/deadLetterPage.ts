@@ -4,7 +4,8 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { DeadLetter } from '../../generated/prisma/client.ts';
 import { DeadLetterStatus } from '../../generated/prisma/enums.ts';
-import { queryPg, toBigInts, type Db } from '../createDb.ts';
+import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
 import { statusSql } from './deadLetterWhere.ts';
 import { integerLiteral } from './integerLiteral.ts';
 
@@ -93,6 +94,7 @@ const COLUMNS = {
   dedupeKey: 'd.dedupe_key',
   payload: 'd.payload',
   headers: 'd.headers',
+  origin: 'd.origin',
   errorKind: 'd.error_kind',
   errorMessage: 'd.error_message',
   errorStack: 'd.error_stack',
@@ -141,10 +143,10 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
   const order = Prisma.sql`order by ${expr} ${dir}, d.id ${dir}`;
   if (q.collect) {
     return Prisma.sql`
-      with m as materialized (select d.id, ${expr} as k from lazarus_dead_letters d where (${q.where}) and ${past} limit ${count(q.collect.cap + 1)}),
+      with m as materialized (select d.id, ${expr} as k from dead_letters_current d where (${q.where}) and ${past} limit ${count(q.collect.cap + 1)}),
            top as (select m.id from m order by m.k ${dir}, m.id ${dir} limit ${count(q.limit)})
       select ${Prisma.raw(selectList(q.columns, q.field))}, (select count(*) from m)::int as "matched"
-        from lazarus_dead_letters d join top on top.id = d.id
+        from dead_letters_current d join top on top.id = d.id
        ${order}`;
   }
   if (q.statusWalk) {
@@ -159,7 +161,7 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
     return Prisma.sql`
       with top as (select d.id from (${Prisma.join(branches, ' union all ')}) d ${order} limit ${count(q.limit)})
       select ${Prisma.raw(selectList(q.columns, q.field))}
-        from lazarus_dead_letters d join top on top.id = d.id
+        from dead_letters_current d join top on top.id = d.id
        ${order}`;
   }
   if (q.isEventTableOnly) {
@@ -171,7 +173,7 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
     return Prisma.sql`
       with top as (${ids})
       select ${Prisma.raw(selectList(q.columns, q.field))}
-        from lazarus_dead_letters d join top on top.id = d.id
+        from dead_letters_current d join top on top.id = d.id
        ${order}`;
   }
   if (q.field !== 'CREATED_AT' && !q.materialize) {
@@ -181,7 +183,7 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
     // Each branch carries whole rows: merging ids and joining them back to the view took 62 ms
     // for a 2,000-row window at 1M rows, whole rows 1.6 ms.
     const rows = count(q.window ? q.window.rows : q.limit);
-    const branch = (status: Prisma.Sql) => Prisma.sql`(select d.* from lazarus_dead_letters d
+    const branch = (status: Prisma.Sql) => Prisma.sql`(select d.* from dead_letters_current d
                     where (${q.where}) and ${past} and ${status} ${order} limit ${rows})`;
     return Prisma.sql`
       select ${Prisma.raw(selectList(q.columns, q.field))}
@@ -191,12 +193,12 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
        ${order}
        limit ${count(q.limit)}`;
   }
-  const head = q.materialize ? Prisma.sql`with m as materialized (select * from lazarus_dead_letters d where ${q.where})` : Prisma.empty;
+  const head = q.materialize ? Prisma.sql`with m as materialized (select * from dead_letters_current d where ${q.where})` : Prisma.empty;
   const from = q.materialize
     ? Prisma.sql`(select * from m) d where ${past}`
     : q.window
-      ? Prisma.sql`(select * from lazarus_dead_letters d where (${q.where}) and ${past} ${order} limit ${count(q.window.rows)}) d where ${q.window.match}`
-      : Prisma.sql`lazarus_dead_letters d where (${q.where}) and ${past}`;
+      ? Prisma.sql`(select * from dead_letters_current d where (${q.where}) and ${past} ${order} limit ${count(q.window.rows)}) d where ${q.window.match}`
+      : Prisma.sql`dead_letters_current d where (${q.where}) and ${past}`;
   return Prisma.sql`${head}
     select ${Prisma.raw(selectList(q.columns, q.field))}
       from ${from}
@@ -212,11 +214,9 @@ export function deadLetterPageSql(q: PageQuery): Prisma.Sql {
 export const STATUS_WALK_STATUSES: ReadonlySet<DeadLetterStatus> = new Set<DeadLetterStatus>(
   Object.values(DeadLetterStatus).filter((status) => status !== DeadLetterStatus.SUCCEEDED));
 
-const toPageRow = (row: Record<string, unknown>) => toBigInts<DeadLetterPageRow>(row, ['id', 'orderingSeq', 'changeId', 'errorGroupId']);
-
-/** One page, on pg directly: the API's most frequent query, where Prisma's result decoding showed. */
+/** One page: the API's most frequent query (runSql runs it on pg, where Prisma's result decoding showed). */
 export async function readDeadLetterPage(db: Db, q: PageQuery): Promise<DeadLetterPageRow[]> {
-  return (await queryPg(db, deadLetterPageSql(q))).map(toPageRow);
+  return runSql<DeadLetterPageRow>(db, deadLetterPageSql(q));
 }
 
 /**
@@ -230,7 +230,7 @@ export function readWindowedPage(db: Db, q: PageQuery, rows: number): Promise<De
 
 /** The page `collect` finds (see PageQuery), or null when more than `cap` rows match. */
 export async function readCollectedPage(db: Db, q: PageQuery, cap: number): Promise<DeadLetterPageRow[] | null> {
-  const rows = await queryPg<{ matched: number }>(db, deadLetterPageSql({ ...q, collect: { cap } }));
+  const rows = await runSql<DeadLetterPageRow & { matched: number }>(db, deadLetterPageSql({ ...q, collect: { cap } }));
   if (rows.length > 0 && rows[0]!.matched > cap) return null;
-  return rows.map(({ matched: _, ...row }) => toPageRow(row));
+  return rows.map(({ matched: _, ...row }) => row);
 }

@@ -20,7 +20,7 @@ export function deadLetterStatsCountsSql(where: Prisma.Sql): Prisma.Sql {
            coalesce(d.status::text, d.event_type, d.queue, d.error_kind::text) as key,
            count(*)::int as count,
            coalesce(sum(d.attempts), 0)::float8 as attempts
-      from lazarus_dead_letters d
+      from dead_letters_current d
      where ${where}
      group by grouping sets ((d.status), (d.event_type), (d.queue), (d.error_kind), ())`;
 }

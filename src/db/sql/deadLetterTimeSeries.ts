@@ -19,7 +19,7 @@ export function deadLetterTimeSeriesSql(where: Prisma.Sql, bucket: BucketSize, f
       select generate_series(b.lo, b.hi - interval '1 microsecond', ${step}::interval) as start from bounds b
     ), counts as (
       select date_trunc(${unit}, d.created_at, 'UTC') as start, count(*)::int as n
-        from lazarus_dead_letters d, bounds b
+        from dead_letters_current d, bounds b
        where (${where}) and d.created_at >= b.lo and d.created_at < b.hi
        group by 1
     )

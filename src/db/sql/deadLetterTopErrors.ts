@@ -1,7 +1,9 @@
 // The most frequent error signatures among the filtered dead letters. They are counted by a scan,
 // or from the signature rollups (whole hours, plus the scanned partial hours at the ends of the
 // range) when the filter allows. Then, for each signature listed, the first and last occurrence
-// are read from dead_letters_error_signature_idx: one descent each. The first one is the sample.
+// are read from dead_letters_error_signature_idx (min and max: one descent each), and the sample is
+// the first one, by id among equal times. Asking for `order by created_at, id limit 1` instead let
+// the planner walk dead_letters_created_idx looking for the signature: 1.9 s at 1M rows, against 15 ms.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { RollupPlan } from './rollupPlan.ts';
 import { deadLetterSource } from './deadLetterWhere.ts';
@@ -27,11 +29,11 @@ export function deadLetterTopErrorsSql(where: Prisma.Sql, limit: number, plan: R
        group by r.signature having sum(r.n) > 0
        order by sum(r.n) desc, r.signature
        limit ${limit})
-    select t.signature, t.count::int as count, f.created_at as "firstSeen", l.created_at as "lastSeen", f.id as "sampleId"
+    select t.signature, t.count::int as count, f.created_at as "firstSeen", m.last as "lastSeen", f.id as "sampleId"
       from top t
-     cross join lateral (select d.id, d.created_at from ${table} d where d.error_signature = t.signature and (${where})
-                          order by d.created_at, d.id limit 1) f
-     cross join lateral (select d.created_at from ${table} d where d.error_signature = t.signature and (${where})
-                          order by d.created_at desc limit 1) l
+     cross join lateral (select min(d.created_at) as first, max(d.created_at) as last from ${table} d
+                          where d.error_signature = t.signature and (${where})) m
+     cross join lateral (select d.id, d.created_at from ${table} d where d.error_signature = t.signature and d.created_at = m.first and (${where})
+                          order by d.id limit 1) f
      order by t.count desc, t.signature`;
 }

@@ -1,62 +1,22 @@
-// The one filter shared by queries, stats, bulk mutations and subscriptions, and its SQL. Every field
-// is optional; given fields combine with AND. `deadLetterWhereSql` renders it as a boolean SQL
-// expression over `lazarus_dead_letters` (dead_letters joined with its state row) aliased `d`, with every value bound (never concatenated) except enum
-// values, which are names of our own enums and are written as literals. domain/deadLetterFilter.ts
-// evaluates the same filter in memory (for subscriptions).
+// The SQL of DeadLetterFilter: `deadLetterWhereSql` renders a filter as a boolean SQL expression
+// over `dead_letters_current` (dead_letters joined with its state row) aliased `d`, one operator kind
+// at a time (the fields and their operators are declared in db/deadLetterFilterFields.ts), with every
+// value bound (never concatenated) except enum values, which are names of our own enums and are
+// written as literals. domain/deadLetterFilter.ts evaluates the same operators in memory (for
+// subscriptions).
 import { Prisma } from '../../generated/prisma/client.ts';
 import { DeadLetterStatus, ErrorKind } from '../../generated/prisma/enums.ts';
-import { errorGroupMemberSql } from './errorGroupMembers.ts';
+import {
+  DEAD_LETTER_FILTER_FIELDS, filterFields, type DeadLetterFilter, type FilterColumn, type FilterOperator, type IntRange, type TimeRange,
+} from '../deadLetterFilterFields.ts';
 
-/** Half-open time range [from, to); either end may be open. */
-export interface TimeRange {
-  from?: Date;
-  to?: Date;
-}
+export type { DeadLetterFilter, IntRange, TimeRange } from '../deadLetterFilterFields.ts';
 
-/** Inclusive integer range; either end may be open. */
-export interface IntRange {
-  min?: number;
-  max?: number;
-}
-
-export interface DeadLetterFilter {
-  ids?: bigint[];
-  statuses?: DeadLetterStatus[];
-  eventTypes?: string[];
-  queues?: string[];
-  sources?: string[];
-  orderingKey?: string;
-  errorKinds?: ErrorKind[];
-  /** Case-insensitive substring of the error message or stack (trigram indexes on both). */
-  errorText?: string;
-  /** jsonb containment (`payload @> value`). */
-  payloadContains?: unknown;
-  /** The payload value at `path` (object keys) equals `equals` (jsonb equality). */
-  payloadPath?: { path: string[]; equals: unknown };
-  createdAt?: TimeRange;
-  updatedAt?: TimeRange;
-  nextAttemptAt?: TimeRange;
-  attempts?: IntRange;
-  /** Exact error signatures (see `lazarus_error_signature` in the read-side migration). */
-  errorSignatures?: string[];
-  /** Members of this error group (dead_letters.error_group_id, migration 20261125130000_error_groups_ledger). */
-  groupId?: bigint;
-}
-
-// Where each filter field is read: `event` fields are dead_letters' own columns (written once),
-// `state` fields live on dead_letter_states, and `both` are written once on dead_letters and copied
-// onto the state row under the same name (id, event type, ordering key, created_at). dead_letters
-// still has status, attempts and next_attempt_at, as an event was recorded, so a state field over
-// dead_letters alone would be answered, wrongly: a new field must say which it is.
-const FILTER_FIELD_TABLES: Record<keyof DeadLetterFilter, 'event' | 'state' | 'both'> = {
-  ids: 'both', statuses: 'state', eventTypes: 'both', queues: 'event', sources: 'event', orderingKey: 'both',
-  errorKinds: 'event', errorText: 'event', payloadContains: 'event', payloadPath: 'event', createdAt: 'both',
-  updatedAt: 'state', nextAttemptAt: 'state', attempts: 'state', errorSignatures: 'event', groupId: 'event',
-};
+const tableOf = (field: string) => DEAD_LETTER_FILTER_FIELDS[field as keyof typeof DEAD_LETTER_FILTER_FIELDS]?.table;
 
 /** True when `deadLetterWhereSql(filter)` reads only columns of dead_letters itself (aliased `d`). */
 export function isEventFilter(filter: DeadLetterFilter): boolean {
-  return Object.entries(filter).every(([field, value]) => value === undefined || FILTER_FIELD_TABLES[field as keyof DeadLetterFilter] !== 'state');
+  return Object.entries(filter).every(([field, value]) => value === undefined || tableOf(field) !== 'state');
 }
 
 /**
@@ -68,7 +28,7 @@ export function splitByTable(filter: DeadLetterFilter): { state: DeadLetterFilte
   const state: DeadLetterFilter = {};
   const event: DeadLetterFilter = {};
   for (const [field, value] of Object.entries(filter)) {
-    if (value !== undefined) Object.assign(FILTER_FIELD_TABLES[field as keyof DeadLetterFilter] === 'event' ? event : state, { [field]: value });
+    if (value !== undefined) Object.assign(tableOf(field) === 'event' ? event : state, { [field]: value });
   }
   return { state, event: Object.keys(event).length > 0 ? event : null };
 }
@@ -79,7 +39,7 @@ export function splitByTable(filter: DeadLetterFilter): { state: DeadLetterFilte
  * state row, so for such a filter the join only adds a state lookup per row.
  */
 export function deadLetterSource(isEventOnly: boolean): Prisma.Sql {
-  return Prisma.raw(isEventOnly ? 'dead_letters' : 'lazarus_dead_letters');
+  return Prisma.raw(isEventOnly ? 'dead_letters' : 'dead_letters_current');
 }
 
 /** Escapes LIKE wildcards so user text is matched literally (backslash is ILIKE's escape). */
@@ -105,7 +65,7 @@ export function nestAtPath(path: readonly string[], value: unknown): unknown {
  */
 export type ErrorTextMode = 'index' | 'scan';
 
-/** The errorText condition alone, over `lazarus_dead_letters d`. */
+/** The errorText condition alone, over `dead_letters_current d`. */
 export function errorTextSql(text: string, mode: ErrorTextMode): Prisma.Sql {
   const pattern = likeContains(text);
   if (mode === 'index') {
@@ -144,39 +104,77 @@ export function statusSql(statuses: readonly DeadLetterStatus[]): Prisma.Sql {
   return Prisma.sql`(${enumIn(Prisma.sql`d.status`, others, DeadLetterStatus, '"DeadLetterStatus"')} or d.status = 'PROCESSING')`;
 }
 
-/** Renders the filter as a boolean SQL expression over `lazarus_dead_letters d`; values are bound, enum names are literals. */
+const ENUMS: Record<string, Record<string, string>> = { DeadLetterStatus, ErrorKind };
+// Columns whose read index on dead_letter_states leaves PROCESSING out (see EITHER_SIDE_OF_PROCESSING).
+const PARTIAL_INDEXED: ReadonlySet<FilterColumn> = new Set(['updatedAt', 'attempts']);
+
+/** `d.<column>` for a column named as in Prisma (orderingKey → d.ordering_key). */
+function columnSql(column: FilterColumn): Prisma.Sql {
+  return Prisma.raw(`d.${column.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`);
+}
+
+// One value binds as `=`, not `= any(array)`: PostgreSQL 15 cannot return a `= any` index scan
+// in index order, so with an array it walks the created_at index and filters instead of using
+// the (column, created_at) index.
+function oneOf(column: Prisma.Sql, values: readonly string[]): Prisma.Sql {
+  return values.length === 1 ? Prisma.sql`${column} = ${values[0]}::text` : Prisma.sql`${column} = any(${values}::text[])`;
+}
+
+/** One operator's condition(s) over `d`, pushed onto `parts`. */
+function operatorSql(op: FilterOperator, value: unknown, parts: Prisma.Sql[]): void {
+  switch (op.kind) {
+    case 'inList': {
+      const values = value as readonly (string | bigint)[];
+      if (op.type === 'bigint') parts.push(Prisma.sql`${columnSql(op.column)} = any(${values.map(String)}::bigint[])`);
+      else parts.push(oneOf(columnSql(op.column), values as string[]));
+      return;
+    }
+    case 'inEnum': {
+      const values = value as readonly string[];
+      parts.push(op.column === 'status' ? statusSql(values as DeadLetterStatus[]) : enumIn(columnSql(op.column), values, ENUMS[op.enum]!, `"${op.enum}"`));
+      return;
+    }
+    case 'equals':
+      parts.push(op.type === 'bigint' ? Prisma.sql`${columnSql(op.column)} = ${value as bigint}::bigint` : Prisma.sql`${columnSql(op.column)} = ${value as string}`);
+      return;
+    case 'textSearch':
+      parts.push(errorTextSql(value as string, 'index'));
+      return;
+    case 'jsonContains':
+      parts.push(Prisma.sql`${columnSql(op.column)} @> ${JSON.stringify(value)}::jsonb`);
+      return;
+    case 'jsonPathEquals': {
+      const { path, equals } = value as { path: string[]; equals: unknown };
+      // Containment first so the GIN index narrows the rows; `#>` then checks exact equality
+      // (containment alone would also accept a larger object or array at the path).
+      parts.push(Prisma.sql`(${columnSql(op.column)} @> ${JSON.stringify(nestAtPath(path, equals))}::jsonb
+      and ${columnSql(op.column)} #> ${path}::text[] = ${JSON.stringify(equals)}::jsonb)`);
+      return;
+    }
+    case 'timeRange':
+      timeRangeSql(columnSql(op.column), value as TimeRange, parts);
+      return;
+    case 'intRange': {
+      const { min, max } = value as IntRange;
+      if (min !== undefined) parts.push(Prisma.sql`${columnSql(op.column)} >= ${min}::int`);
+      if (max !== undefined) parts.push(Prisma.sql`${columnSql(op.column)} <= ${max}::int`);
+      return;
+    }
+  }
+}
+
+function readsPartialIndexedRange(filter: DeadLetterFilter): boolean {
+  return filterFields().some(([field, { op }]) =>
+    filter[field] !== undefined && (op.kind === 'timeRange' || op.kind === 'intRange') && PARTIAL_INDEXED.has(op.column));
+}
+
+/** Renders the filter as a boolean SQL expression over `dead_letters_current d`; values are bound, enum names are literals. */
 export function deadLetterWhereSql(filter: DeadLetterFilter): Prisma.Sql {
   const parts: Prisma.Sql[] = [];
-  // One value binds as `=`, not `= any(array)`: PostgreSQL 15 cannot return a `= any` index scan
-  // in index order, so with an array it walks the created_at index and filters instead of using
-  // the (column, created_at) index.
-  const oneOf = (column: Prisma.Sql, values: readonly string[]) =>
-    values.length === 1 ? Prisma.sql`${column} = ${values[0]}::text` : Prisma.sql`${column} = any(${values}::text[])`;
-  if (filter.ids) parts.push(Prisma.sql`d.id = any(${filter.ids.map(String)}::bigint[])`);
-  if (filter.statuses) parts.push(statusSql(filter.statuses));
-  else if (filter.updatedAt || filter.attempts) parts.push(EITHER_SIDE_OF_PROCESSING);
-  if (filter.eventTypes) parts.push(oneOf(Prisma.sql`d.event_type`, filter.eventTypes));
-  if (filter.queues) parts.push(oneOf(Prisma.sql`d.queue`, filter.queues));
-  if (filter.sources) parts.push(oneOf(Prisma.sql`d.source`, filter.sources));
-  if (filter.orderingKey !== undefined) parts.push(Prisma.sql`d.ordering_key = ${filter.orderingKey}`);
-  if (filter.errorKinds) parts.push(enumIn(Prisma.sql`d.error_kind`, filter.errorKinds, ErrorKind, '"ErrorKind"'));
-  if (filter.errorText !== undefined) parts.push(errorTextSql(filter.errorText, 'index'));
-  if (filter.payloadContains !== undefined) {
-    parts.push(Prisma.sql`d.payload @> ${JSON.stringify(filter.payloadContains)}::jsonb`);
+  for (const [field, { op }] of filterFields()) {
+    const value = filter[field];
+    if (value !== undefined) operatorSql(op, value, parts);
+    else if (op.kind === 'inEnum' && op.column === 'status' && readsPartialIndexedRange(filter)) parts.push(EITHER_SIDE_OF_PROCESSING);
   }
-  if (filter.payloadPath) {
-    const { path, equals } = filter.payloadPath;
-    // Containment first so the GIN index narrows the rows; `#>` then checks exact equality
-    // (containment alone would also accept a larger object or array at the path).
-    parts.push(Prisma.sql`(d.payload @> ${JSON.stringify(nestAtPath(path, equals))}::jsonb
-      and d.payload #> ${path}::text[] = ${JSON.stringify(equals)}::jsonb)`);
-  }
-  timeRangeSql(Prisma.sql`d.created_at`, filter.createdAt, parts);
-  timeRangeSql(Prisma.sql`d.updated_at`, filter.updatedAt, parts);
-  timeRangeSql(Prisma.sql`d.next_attempt_at`, filter.nextAttemptAt, parts);
-  if (filter.attempts?.min !== undefined) parts.push(Prisma.sql`d.attempts >= ${filter.attempts.min}::int`);
-  if (filter.attempts?.max !== undefined) parts.push(Prisma.sql`d.attempts <= ${filter.attempts.max}::int`);
-  if (filter.errorSignatures) parts.push(oneOf(Prisma.sql`d.error_signature`, filter.errorSignatures));
-  if (filter.groupId !== undefined) parts.push(errorGroupMemberSql(filter.groupId));
   return parts.length ? Prisma.join(parts, ' and ') : Prisma.sql`true`;
 }

@@ -1,6 +1,8 @@
 import type { Db } from '../createDb.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import { reopenStamp } from './stamp.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface EditPayloadParams {
   id: bigint;
@@ -18,14 +20,14 @@ export interface EditPayloadParams {
  * history row's `before` (so the edit can be undone). Returns false when the compare-and-set lost.
  */
 export async function editDeadLetterPayload(db: Db, p: EditPayloadParams): Promise<boolean> {
-  const [row] = await db.$queryRaw<{ n: bigint }[]>`
+  const [row] = await runSql<{ n: bigint }>(db, Prisma.sql`
     with target as (
       -- Locks the event and its state row: the compare-and-set on version and status holds until commit.
-      select v.id, v.version, v.status, v.payload from lazarus_dead_letters v
+      select v.id, v.version, v.status, v.payload from dead_letters_current v
        where v.id = ${p.id.toString()}::bigint and v.version = ${p.version}::int and v.status::text = any(${p.allowed}::text[])
          for update of v),
     requeued as (
-      update dead_letter_states s set status = 'PENDING', next_attempt_at = now(), ${reopenStamp('s')}
+      update dead_letter_states s set status = 'PENDING', next_attempt_at = now(), deliver_to_source = null, ${reopenStamp('s')}
         from target t
        where s.id = t.id and ${p.requeue}::boolean
       returning s.id, s.status),
@@ -43,6 +45,6 @@ export async function editDeadLetterPayload(db: Db, p: EditPayloadParams): Promi
              jsonb_build_object('payload', old_payload, 'status', old_status),
              jsonb_build_object('payload', payload, 'status', status)
         from changed)
-    select count(*) as n from changed`;
+    select count(*) as n from changed`);
   return row!.n === 1n;
 }

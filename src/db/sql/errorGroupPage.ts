@@ -7,7 +7,8 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { ErrorGroup } from '../../generated/prisma/client.ts';
 import type { ErrorGroupStatus, ErrorKind } from '../../generated/prisma/enums.ts';
-import { queryPg, toBigInts, type Db } from '../createDb.ts';
+import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
 
 export type ErrorGroupOrderField = 'LAST_SEEN' | 'COUNT' | 'UNRESOLVED' | 'TREND';
 
@@ -64,7 +65,7 @@ export function trendWindowStart(now: Date): Date {
 
 /** Whether the folder's trend_count counts from `start` (error_group_trend_window). */
 async function isTrendWindowAt(db: Db, start: Date): Promise<boolean> {
-  const [row] = await queryPg<{ start: Date }>(db, Prisma.sql`select start from error_group_trend_window`);
+  const [row] = await runSql<{ start: Date }>(db, Prisma.sql`select start from error_group_trend_window`);
   return row?.start.getTime() === start.getTime();
 }
 
@@ -98,7 +99,8 @@ export async function readErrorGroupPage(db: Db, q: ErrorGroupPageQuery): Promis
         where true ${after} order by ${expr} desc, g.id desc limit ${q.limit}::int`
     : Prisma.sql`select g.*, null::bigint as recent_count from error_groups g
         where ${whereSql(q.filter)} ${after} order by ${expr} desc, g.id desc limit ${q.limit}::int`;
-  const rows = await queryPg<Record<string, unknown>>(db, Prisma.sql`
+  // recentCount is a sum of bigints: numeric, a Prisma.Decimal here.
+  const rows = await runSql<ErrorGroup & { recentCount: Prisma.Decimal; sortKey: string }>(db, Prisma.sql`
     select g.id, g.event_type as "eventType", g.error_kind::text as "errorKind", g.signature, g.status::text as status,
            g.first_seen as "firstSeen", g.last_seen as "lastSeen", g.total_count as "totalCount",
            g.unresolved_count as "unresolvedCount", g.trend_count as "trendCount", g.queues, g.sources, g.sample_dead_letter_id as "sampleDeadLetterId",
@@ -106,12 +108,12 @@ export async function readErrorGroupPage(db: Db, q: ErrorGroupPageQuery): Promis
            coalesce(g.recent_count, ${recentSql(q.now)}) as "recentCount", ${expr}::text as "sortKey"
       from (${page}) g
      order by ${expr} desc, g.id desc`);
-  return rows.map((row) => toBigInts<ErrorGroupPageRow>(row, ['id', 'totalCount', 'unresolvedCount', 'trendCount', 'sampleDeadLetterId', 'recentCount']));
+  return rows.map((row) => ({ ...row, recentCount: BigInt(row.recentCount.toFixed()) }));
 }
 
 /** How many groups match the filter. */
 export async function countErrorGroups(db: Db, filter: ErrorGroupFilterSql): Promise<number> {
-  const [row] = await queryPg<{ n: number }>(db, Prisma.sql`select count(*)::int as n from error_groups g where ${whereSql(filter)}`);
+  const [row] = await runSql<{ n: number }>(db, Prisma.sql`select count(*)::int as n from error_groups g where ${whereSql(filter)}`);
   return row!.n;
 }
 
@@ -129,7 +131,7 @@ export interface HourCount {
 export async function readErrorGroupHours(db: Db, groupIds: readonly bigint[], hours: number, now: Date): Promise<Map<bigint, HourCount[]>> {
   const last = Math.floor(now.getTime() / HOUR_MS) * HOUR_MS;
   const first = last - (hours - 1) * HOUR_MS;
-  const rows = await queryPg<{ groupId: string; start: Date; count: number }>(db, Prisma.sql`
+  const rows = await runSql<{ groupId: string; start: Date; count: number }>(db, Prisma.sql`
     select h.group_id::text as "groupId", h.bucket as start, h.count::int as count
       from error_group_hours h
      where h.group_id = any(${groupIds.map(String)}::bigint[])

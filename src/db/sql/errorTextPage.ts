@@ -15,7 +15,8 @@
 // walks the whole order index for a rare text (~150 ms at 1M rows).
 import { Prisma } from '../../generated/prisma/client.ts';
 import { deadLetterWhereSql, errorTextSql, isEventFilter, likeContains, type DeadLetterFilter } from './deadLetterWhere.ts';
-import { queryPg, type Db } from '../createDb.ts';
+import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
 import { readDeadLetterPage, type DeadLetterPageRow, type PageQuery } from './deadLetterPage.ts';
 
 export interface ErrorTextSearch {
@@ -44,7 +45,7 @@ export async function readErrorTextPage(
   const cap = search.isCapScaled
     ? Prisma.sql`(select greatest(${search.cap}::int, sqrt(${page.limit}::int * greatest(c.reltuples, 0))::int) from pg_class c where c.oid = 'dead_letters'::regclass)`
     : Prisma.sql`${search.cap}::int`;
-  const matches = await queryPg<{ id: string; cap: number }>(db, Prisma.sql`
+  const matches = await runSql<{ id: string; cap: number }>(db, Prisma.sql`
     select m::text as id, k.cap from (select ${cap} as cap) k, lazarus_error_text_matches(${likeContains(errorText)}, k.cap) m`);
   if (matches.length < (matches[0]?.cap ?? 1)) {
     const ids = matches.map((m) => m.id);

@@ -1,4 +1,6 @@
 import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export type AlertDeliveryOutcome =
   | { kind: 'DELIVERED'; statusCode: number | null }
@@ -14,12 +16,13 @@ export async function finishAlertDelivery(db: Db, p: { id: bigint; owner: string
   const status = o.kind === 'RETRY' ? 'PENDING' : o.kind;
   const error = o.kind === 'DELIVERED' ? null : o.error;
   const delayMs = o.kind === 'RETRY' ? Math.round(o.delayMs) : 0;
-  const count = await db.$executeRaw`
+  const rows = await runSql<{ id: bigint }>(db, Prisma.sql`
     update alerts
        set delivery_status = ${status}::"AlertDeliveryStatus", lease_owner = null, lease_expires_at = null,
            last_error = ${error}::text, last_status_code = ${o.statusCode}::int,
            delivered_at = case when ${status}::text = 'DELIVERED' then now() end,
            next_attempt_at = now() + ${delayMs}::int * interval '1 millisecond'
-     where id = ${p.id}::bigint and lease_owner = ${p.owner}::text and delivery_status = 'DELIVERING'`;
-  return count === 1;
+     where id = ${p.id}::bigint and lease_owner = ${p.owner}::text and delivery_status = 'DELIVERING'
+    returning id`);
+  return rows.length === 1;
 }

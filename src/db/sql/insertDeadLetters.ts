@@ -1,4 +1,6 @@
-import { queryPrepared, type Db } from '../createDb.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
+import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
 import type { ErrorKind } from '../../generated/prisma/enums.ts';
 
 /** A validated row, with the payload and headers already serialised once. */
@@ -6,6 +8,8 @@ export interface ValidRecord {
   eventType: string;
   payloadJson: string;
   headersJson: string | null;
+  /** Source coordinates, serialised (`{"kind": …}`), or null. */
+  originJson: string | null;
   errorKind: ErrorKind | null;
   errorMessage: string | null;
   errorStack: string | null;
@@ -30,49 +34,47 @@ export interface InsertedRow {
  * front so RETURNING maps back to input positions, ON CONFLICT (dedupe_key) DO NOTHING makes ingest
  * idempotent (also within a batch), and the RECORDED history rows go in the same statement.
  * Omitted fields take the table's defaults, the same ones a plain SQL INSERT gets. It runs on pg
- * directly, prepared (see queryPrepared).
+ * directly, prepared (see runSql).
  */
 export async function insertDeadLetters(db: Db, rows: ValidRecord[], actor: string): Promise<InsertedRow[]> {
-  const inserted = await queryPrepared<{ idx: number; id: string | null; created: boolean }>(db, 'insert_dead_letters', INSERT_DEAD_LETTERS, [
-    // Payloads and headers go as one JSON array each: already-serialised JSON joins without the
-    // escaping a jsonb[] literal needs, and PostgreSQL parses each array once.
-    `[${rows.map((r) => r.payloadJson).join(',')}]`,
-    `[${rows.map((r) => r.headersJson ?? 'null').join(',')}]`,
-    ...COLUMNS.map((key) => rows.map((r) => r[key])),
-    actor,
-  ]);
-  return inserted.map((r) => ({ idx: r.idx, id: r.id === null ? null : BigInt(r.id), created: r.created }));
+  return runSql<InsertedRow>(db, insertDeadLettersSql(rows, actor), { name: 'insert_dead_letters' });
 }
 
-const COLUMNS = [
-  'eventType', 'errorKind', 'errorMessage', 'errorStack', 'queue', 'source',
-  'orderingKey', 'orderingSeq', 'occurredAt', 'dedupeKey', 'maxAttempts', 'nextAttemptAt',
-] as const satisfies readonly (keyof ValidRecord)[];
-
-const INSERT_DEAD_LETTERS = `
+/** Always the same text (the batch travels as array parameters), so it can be prepared. */
+function insertDeadLettersSql(rows: ValidRecord[], actor: string): Prisma.Sql {
+  // Payloads, headers and origins go as one JSON array each: already-serialised JSON joins without
+  // the escaping a jsonb[] literal needs, and PostgreSQL parses each array once.
+  const payloads = `[${rows.map((r) => r.payloadJson).join(',')}]`;
+  const headers = `[${rows.map((r) => r.headersJson ?? 'null').join(',')}]`;
+  const origins = `[${rows.map((r) => r.originJson ?? 'null').join(',')}]`;
+  const c = (key: keyof ValidRecord) => rows.map((r) => r[key]);
+  return Prisma.sql`
 with input as materialized (
-  select x.*, (x.ord - 1)::int as idx, $1::jsonb -> (x.ord - 1)::int as payload,
-         nullif($2::jsonb -> (x.ord - 1)::int, 'null') as headers,
+  select x.*, (x.ord - 1)::int as idx, ${payloads}::jsonb -> (x.ord - 1)::int as payload,
+         nullif(${headers}::jsonb -> (x.ord - 1)::int, 'null') as headers,
+         nullif(${origins}::jsonb -> (x.ord - 1)::int, 'null') as origin,
          -- The sequence is looked up once (an InitPlan), not per row: 3 us a row otherwise.
          nextval((select pg_get_serial_sequence('dead_letters', 'id')::regclass)) as new_id
-    from unnest($3::text[], $4::"ErrorKind"[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[],
-                $10::bigint[], $11::timestamptz[], $12::text[], $13::int[], $14::timestamptz[])
+    from unnest(${c('eventType')}::text[], ${c('errorKind')}::"ErrorKind"[], ${c('errorMessage')}::text[], ${c('errorStack')}::text[], ${c('queue')}::text[], ${c('source')}::text[], ${c('orderingKey')}::text[],
+                ${c('orderingSeq')}::bigint[], ${c('occurredAt')}::timestamptz[], ${c('dedupeKey')}::text[], ${c('maxAttempts')}::int[], ${c('nextAttemptAt')}::timestamptz[])
          with ordinality as x(event_type, error_kind, error_message, error_stack, queue, source,
                               ordering_key, ordering_seq, occurred_at, dedupe_key, max_attempts, next_attempt_at, ord)),
 ins as (
   insert into dead_letters (id, event_type, payload, headers, error_kind, error_message, error_stack,
                             queue, source, ordering_key, ordering_seq, occurred_at, dedupe_key,
-                            max_attempts, next_attempt_at)
+                            max_attempts, next_attempt_at, origin)
   select new_id, event_type, payload, coalesce(headers, '{}'), coalesce(error_kind, 'UNKNOWN'),
          coalesce(error_message, ''), error_stack, coalesce(queue, 'default'), coalesce(source, 'unknown'),
          ordering_key, ordering_seq, coalesce(occurred_at, now()), dedupe_key, max_attempts,
-         coalesce(next_attempt_at, now())
+         -- null means due now (the state trigger's default); a value is copied to the state row and
+         -- cleared again, which costs that row a second write (migration 20261203110000_state_only_in_states)
+         next_attempt_at, origin
     from input order by idx
   on conflict (dedupe_key) do nothing
   returning id, dedupe_key),
 history as (
   insert into dead_letter_actions (dead_letter_id, action, actor)
-  select id, 'RECORDED', $15::text from ins)
+  select id, 'RECORDED', ${actor}::text from ins)
 -- COALESCE evaluates its subqueries only for rows that were not inserted (duplicates).
 select i.idx,
        coalesce(by_id.id,
@@ -84,3 +86,4 @@ select i.idx,
   from input i
   left join ins by_id on by_id.id = i.new_id
  order by i.idx`;
+}

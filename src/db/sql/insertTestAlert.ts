@@ -1,4 +1,6 @@
 import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 /**
  * Queues a test alert for rule `ruleId` (subject `test`, the rule's trigger), outside the throttle
@@ -7,12 +9,12 @@ import type { Db } from '../createDb.ts';
  * rule deleted meanwhile inserts nothing. Returns the alert's id, or null when there is no such rule.
  */
 export async function insertTestAlert(db: Db, p: { ruleId: bigint; summary: string; details: Record<string, unknown> }): Promise<bigint | null> {
-  const rows = await db.$queryRaw<{ id: bigint }[]>`
+  const rows = await runSql<{ id: bigint }>(db, Prisma.sql`
     with inserted as (
       insert into alerts (rule_id, rule_name, "trigger", subject, summary, details)
       select id, name, "trigger", 'test', ${p.summary}::text, ${JSON.stringify(p.details)}::jsonb
         from alert_rules where id = ${p.ruleId}::bigint
       returning id)
-    select i.id from inserted i cross join lateral (select pg_notify('lazarus_alerts', '')) wake`;
+    select i.id from inserted i cross join lateral (select pg_notify('lazarus_alerts', '')) wake`);
   return rows[0]?.id ?? null;
 }

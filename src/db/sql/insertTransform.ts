@@ -1,5 +1,7 @@
 import type { Db } from '../createDb.ts';
 import type { PatchKind } from '../../generated/prisma/enums.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface InsertTransformParams {
   kind: PatchKind;
@@ -18,12 +20,12 @@ export interface InsertTransformParams {
 
 /** Records a PREPARING transform, leased to the request that now writes its targets. */
 export async function insertTransform(db: Db, p: InsertTransformParams): Promise<bigint> {
-  const [row] = await db.$queryRaw<{ id: bigint }[]>`
+  const [row] = await runSql<{ id: bigint }>(db, Prisma.sql`
     insert into transforms (status, kind, patch, filter, requeue, skip_failing, reason, created_by, matched, lease_owner, lease_expires_at)
     values ('PREPARING', ${p.kind}::"PatchKind", ${p.patchJson}::jsonb, ${p.filterJson}::jsonb, ${p.requeue}::boolean,
             ${p.skipFailing}::boolean, ${p.reason}::text, ${p.actor}::text, ${p.matched}::int,
             ${p.owner}::text, now() + ${p.leaseSeconds}::int * interval '1 second')
-    returning id`;
+    returning id`);
   return row!.id;
 }
 
@@ -33,7 +35,7 @@ export async function insertTransform(db: Db, p: InsertTransformParams): Promise
  * transform is no longer PREPARING under this owner (the runner declared it abandoned).
  */
 export async function insertTransformItems(db: Db, p: { transformId: bigint; owner: string; leaseSeconds: number; ids: bigint[]; md5s: string[] }): Promise<boolean> {
-  const [row] = await db.$queryRaw<{ held: boolean }[]>`
+  const [row] = await runSql<{ held: boolean }>(db, Prisma.sql`
     with t as (
       update transforms set lease_expires_at = now() + ${p.leaseSeconds}::int * interval '1 second'
        where id = ${p.transformId.toString()}::bigint and status = 'PREPARING' and lease_owner = ${p.owner}::text
@@ -41,7 +43,7 @@ export async function insertTransformItems(db: Db, p: { transformId: bigint; own
     items as (
       insert into transform_items (transform_id, dead_letter_id, payload_md5)
       select t.id, e.id, e.md5::uuid from t, unnest(${p.ids.map(String)}::bigint[], ${p.md5s}::text[]) as e(id, md5))
-    select exists (select 1 from t) as held`;
+    select exists (select 1 from t) as held`);
   return row!.held;
 }
 
@@ -50,7 +52,7 @@ export async function insertTransformItems(db: Db, p: { transformId: bigint; own
  * request runs the first batch itself) or is dropped for the runner's next poll.
  */
 export async function startPreparedTransform(db: Db, p: { transformId: bigint; owner: string; keepLease: boolean }): Promise<boolean> {
-  const [row] = await db.$queryRaw<{ n: number }[]>`
+  const [row] = await runSql<{ n: number }>(db, Prisma.sql`
     with started as (
       update transforms
          set status = 'RUNNING',
@@ -59,6 +61,6 @@ export async function startPreparedTransform(db: Db, p: { transformId: bigint; o
              updated_at = now()
        where id = ${p.transformId.toString()}::bigint and status = 'PREPARING' and lease_owner = ${p.owner}::text
       returning id)
-    select count(*)::int as n from started`;
+    select count(*)::int as n from started`);
   return row!.n === 1;
 }

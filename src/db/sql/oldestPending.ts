@@ -24,7 +24,7 @@ const OLDEST_PENDING = Prisma.sql`
 export function deadLetterOldestPendingSql(where: Prisma.Sql): Prisma.Sql {
   return Prisma.sql`
     select ${OLDEST_PENDING}
-      from (select min(d.created_at) as oldest from lazarus_dead_letters d where d.status = 'PENDING' and (${where})) s`;
+      from (select min(d.created_at) as oldest from dead_letters_current d where d.status = 'PENDING' and (${where})) s`;
 }
 
 /**
@@ -37,7 +37,7 @@ export function rollupOldestPendingSql(plan: RollupPlan, where: Prisma.Sql): Pri
   // only over one table, and the view is a join. As min() each read every row of its hour and its
   // state row (13,889 rows, 400 ms at 10M rows on a loaded machine: docs/benchmarks.md, Session 15).
   const oldestPending = (where: Prisma.Sql) => Prisma.sql`(
-      select d.created_at from lazarus_dead_letters d where d.status = 'PENDING' and ${where} order by d.created_at limit 1)`;
+      select d.created_at from dead_letters_current d where d.status = 'PENDING' and ${where} order by d.created_at limit 1)`;
   const edgeOldest = plan.edges.map((edge) => oldestPending(Prisma.sql`(${edge.where})`));
   // The hour read once (a materialized CTE), then used as a scalar, not joined, so the walk of
   // dead_letters_created_idx starts at the hour and stops at the first PENDING row (joined, the

@@ -14,3 +14,15 @@ export function policyOf(eventType: string): Prisma.Sql {
  * be delivered, an EXHAUSTED one included. dead_letter_states_live_key_idx holds exactly these rows.
  */
 export const UNFINISHED_STATUSES = Prisma.raw(`('PENDING', 'PROCESSING', 'EXHAUSTED')`);
+
+/**
+ * `pending_types (event_type)`: every event type with a PENDING event, found by a skip scan of
+ * dead_letter_states_pending_type_idx (one index descent per type, then a null row that ends it).
+ * The claim (which types may be delivered) and the held events (which are held) start from it.
+ */
+export const PENDING_TYPES = Prisma.raw(`pending_types as (
+      (select d.event_type from dead_letter_states d where d.status = 'PENDING' order by d.event_type limit 1)
+      union all
+      select (select d.event_type from dead_letter_states d
+               where d.status = 'PENDING' and d.event_type > t.event_type order by d.event_type limit 1)
+        from pending_types t where t.event_type is not null)`);

@@ -1,43 +1,62 @@
-// What the errorGroupChanged subscription polls: history rows after a cursor (status moves, with
-// the group as it is now) and groups updated since a moment (count changes).
+// What the change feed reads for errorGroupChanged (migration 20261207100000_error_groups_on_change_feed):
+// status moves (error_group_actions rows, each with its group as it is now) and groups whose counts
+// moved in a transaction that recorded no move for them, after a cursor, below the horizon, in
+// cursor order. Raw because Prisma cannot compare xid8 or rows. Walks the two change_cursor indexes.
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { ErrorGroup } from '../../generated/prisma/client.ts';
 import type { ErrorGroupStatus } from '../../generated/prisma/enums.ts';
-import { queryPg, toBigInts, type Db } from '../createDb.ts';
+import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
+import { CHANGE_HORIZON_SQL } from './changeHorizon.ts';
+import type { ChangeRange, ChangeRows } from './readDeadLetterChanges.ts';
 
-export interface ErrorGroupActionChange {
-  actionId: bigint;
+export interface ErrorGroupChangeRow {
+  changeId: bigint;
+  changeXid: string;
+  /** True for a status move (a history row); false for a count change. */
+  isMove: boolean;
+  /** For a move: the status it left (null when the group was created). */
   fromStatus: ErrorGroupStatus | null;
-  toStatus: ErrorGroupStatus;
+  /** For a move: the reason in its history. */
   reason: string | null;
-  groupId: bigint;
+  group: ErrorGroup;
 }
 
-const GROUP_COLUMNS = Prisma.raw(`g.id, g.event_type as "eventType", g.error_kind::text as "errorKind", g.signature, g.status::text as status,
+const GROUP_COLUMNS = `g.id, g.event_type as "eventType", g.error_kind::text as "errorKind", g.signature, g.status::text as status,
   g.first_seen as "firstSeen", g.last_seen as "lastSeen", g.total_count as "totalCount", g.unresolved_count as "unresolvedCount",
   g.trend_count as "trendCount", g.queues, g.sources, g.sample_dead_letter_id as "sampleDeadLetterId", g.regressed_at as "regressedAt", g.note,
-  g.created_at as "createdAt", g.updated_at as "updatedAt"`);
+  g.created_at as "createdAt", g.updated_at as "updatedAt", g.change_id as "groupChangeId"`;
 
-const GROUP_BIGINTS = ['id', 'totalCount', 'unresolvedCount', 'trendCount', 'sampleDeadLetterId'];
+type Row = Omit<ErrorGroup, 'changeId'> & { groupChangeId: bigint | null; horizon: string; changeId: bigint; changeXid: string; isMove: boolean; fromStatus: ErrorGroupStatus | null; reason: string | null };
 
-/** History rows with id above `afterId`, oldest first, at most `limit`. */
-export async function readErrorGroupActionsAfter(db: Db, afterId: bigint, limit: number): Promise<ErrorGroupActionChange[]> {
-  const rows = await queryPg<Record<string, unknown>>(db, Prisma.sql`
-    select a.id as "actionId", a.from_status::text as "fromStatus", a.to_status::text as "toStatus", a.reason, a.group_id as "groupId"
-      from error_group_actions a where a.id > ${afterId}::bigint order by a.id limit ${limit}::int`);
-  return rows.map((row) => toBigInts<ErrorGroupActionChange>(row, ['actionId', 'groupId']));
-}
-
-/** The newest history id (0 when none). */
-export async function readLastErrorGroupActionId(db: Db): Promise<bigint> {
-  const [row] = await queryPg<{ id: string | null }>(db, Prisma.sql`select max(id)::text as id from error_group_actions`);
-  return BigInt(row?.id ?? 0);
-}
-
-/** Groups updated at or after `since` (error_groups_updated_at_idx), or with these ids. */
-export async function readErrorGroupsUpdatedSince(db: Db, since: Date, ids: readonly bigint[]): Promise<ErrorGroup[]> {
-  const rows = await queryPg<Record<string, unknown>>(db, Prisma.sql`
-    select ${GROUP_COLUMNS} from error_groups g
-     where g.updated_at >= ${since}::timestamptz or g.id = any(${ids.map(String)}::bigint[])`);
-  return rows.map((row) => toBigInts<ErrorGroup>(row, GROUP_BIGINTS));
+/** The text is fixed (`$1` xid, `$2` change id, `$3` limit), so it runs prepared like the other change reads. */
+export async function readErrorGroupChanges(db: Db, r: ChangeRange): Promise<ChangeRows<ErrorGroupChangeRow>> {
+  const [horizon, columns] = [Prisma.raw(CHANGE_HORIZON_SQL), Prisma.raw(GROUP_COLUMNS)];
+  const after = Prisma.sql`(${r.afterXid.toString()}::text::xid8, ${r.afterChangeId.toString()}::bigint)`;
+  const rows = await runSql<Row>(db, Prisma.sql`
+    select h.horizon::text as "horizon", c.*
+      from ${horizon} h
+      left join lateral (
+        select * from (
+          (select a.change_id as "changeId", a.change_xid::text as "changeXid", true as "isMove",
+                  a.from_status::text as "fromStatus", a.reason, ${columns}
+             from error_group_actions a join error_groups g on g.id = a.group_id
+            where (a.change_xid, a.change_id) > ${after} and a.change_xid < h.horizon
+            order by a.change_xid, a.change_id
+            limit ${r.limit}::int)
+          union all
+          (select g.change_id, g.change_xid::text, false, null, null, ${columns}
+             from error_groups g
+            where (g.change_xid, g.change_id) > ${after} and g.change_xid < h.horizon
+              -- a move in the same transaction carries the group already
+              and not exists (select 1 from error_group_actions a where a.group_id = g.id and a.change_xid = g.change_xid)
+            order by g.change_xid, g.change_id
+            limit ${r.limit}::int)) u
+         order by "changeXid"::xid8, "changeId"
+         limit ${r.limit}::int) c on true`, { name: 'error_group_changes' });
+  return {
+    horizon: BigInt(rows[0]!.horizon),
+    rows: rows.filter((row) => row.id != null).map(({ horizon: _h, changeId, changeXid, isMove, fromStatus, reason, groupChangeId, ...group }) =>
+      ({ changeId, changeXid, isMove, fromStatus, reason, group: { ...group, changeId: groupChangeId } })),
+  };
 }

@@ -1,4 +1,6 @@
 import type { Db } from '../createDb.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface GuardWindow {
   /** Delivery outcomes in the window (at most windowSize). */
@@ -18,7 +20,7 @@ export async function readRedriveGuardWindow(
   db: Db,
   p: { redriveId: bigint; afterAttemptId: bigint; windowSize: number },
 ): Promise<GuardWindow> {
-  const [row] = await db.$queryRaw<{ outcomes: number; failures: number; last_attempt_id: bigint }[]>`
+  const [row] = await runSql<{ outcomes: number; failures: number; last_attempt_id: bigint }>(db, Prisma.sql`
     select count(*)::int as outcomes,
            count(*) filter (where w.outcome <> 'SUCCEEDED')::int as failures,
            coalesce(max(w.id), 0)::bigint as last_attempt_id
@@ -27,6 +29,6 @@ export async function readRedriveGuardWindow(
                and exists (select 1 from redrive_items i
                             where i.redrive_id = ${p.redriveId.toString()}::bigint and i.dead_letter_id = a.dead_letter_id)
              order by a.id desc
-             limit ${p.windowSize}::int) w`;
+             limit ${p.windowSize}::int) w`);
   return { outcomes: row!.outcomes, failures: row!.failures, lastAttemptId: row!.last_attempt_id };
 }

@@ -13,5 +13,5 @@ const TOMBSTONE_CHANGES = changesSql(`
 
 /** Deletions after the cursor, below the horizon, in cursor order (migration 20261124110000). */
 export async function readTombstoneChanges(db: Db, r: ChangeRange): Promise<ChangeRows<TombstoneChangeRow>> {
-  return readChanges(db, 'tombstone_changes', TOMBSTONE_CHANGES, r, ['id', 'changeId', 'errorGroupId']);
+  return readChanges(db, 'tombstone_changes', TOMBSTONE_CHANGES, r);
 }

@@ -1,4 +1,6 @@
 import type { Queryable } from './queryable.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface TransformBatchProgress {
   transformId: bigint;
@@ -22,7 +24,7 @@ export interface TransformBatchProgress {
  */
 export async function recordTransformBatch(db: Queryable, p: TransformBatchProgress): Promise<boolean> {
   const last = p.ids.length === 0 ? '0' : p.ids[p.ids.length - 1]!.toString();
-  const [row] = await db.$queryRaw<{ completed: boolean }[]>`
+  const [row] = await runSql<{ completed: boolean }>(db, Prisma.sql`
     with handled as (
       delete from transform_items
        where transform_id = ${p.transformId.toString()}::bigint and dead_letter_id = any(${p.ids.map(String)}::bigint[])),
@@ -46,6 +48,6 @@ export async function recordTransformBatch(db: Queryable, p: TransformBatchProgr
         from remaining r
        where t.id = ${p.transformId.toString()}::bigint
       returning t.status)
-    select coalesce((select status = 'APPLIED' from progress), false) as completed`;
+    select coalesce((select status = 'APPLIED' from progress), false) as completed`);
   return row!.completed;
 }

@@ -1,6 +1,8 @@
 import type { Db } from '../createDb.ts';
 import { holdsLease, type HeldLease } from './renewLeases.ts';
 import { stamp } from './stamp.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 /**
  * Graceful shutdown: hands held events back as PENDING and due now, refunding the attempt the
@@ -8,12 +10,12 @@ import { stamp } from './stamp.ts';
  */
 export async function releaseLeases(db: Db, leases: readonly HeldLease[]): Promise<number> {
   if (leases.length === 0) return 0;
-  const rows = await db.$queryRaw<{ id: bigint }[]>`
+  const rows = await runSql<{ id: bigint }>(db, Prisma.sql`
     update dead_letter_states d
        set status = 'PENDING', attempts = greatest(d.attempts - 1, 0), next_attempt_at = now(),
            lease_owner = null, lease_token = null, lease_expires_at = null, ${stamp('d')}
       from unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.leaseToken)}::uuid[]) as h(id, token)
      where ${holdsLease('d', 'h')}
-    returning d.id`;
+    returning d.id`);
   return rows.length;
 }

@@ -1,6 +1,7 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../createDb.ts';
 import { stamp } from './stamp.ts';
+import { runSql } from '../runSql.ts';
 
 export interface HeldLease {
   id: bigint;
@@ -22,11 +23,11 @@ export const holdsLease = (row: string, held: string): Prisma.Sql =>
 /** Extends the leases this worker still holds; returns the ids it still owns (the rest were lost). */
 export async function renewLeases(db: Db, leases: readonly HeldLease[], leaseSeconds: number): Promise<bigint[]> {
   if (leases.length === 0) return [];
-  const rows = await db.$queryRaw<{ id: bigint }[]>`
+  const rows = await runSql<{ id: bigint }>(db, Prisma.sql`
     update dead_letter_states d
        set lease_expires_at = now() + ${leaseSeconds}::int * interval '1 second', ${stamp('d')}
       from unnest(${leases.map((l) => l.id)}::bigint[], ${leases.map((l) => l.leaseToken)}::uuid[]) as h(id, token)
      where ${holdsLease('d', 'h')}
-    returning d.id`;
+    returning d.id`);
   return rows.map((r) => r.id);
 }

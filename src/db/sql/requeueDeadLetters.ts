@@ -2,6 +2,8 @@ import type { Db } from '../createDb.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import { expectedRows, RESULT_SAMPLE, targetCte, type ChangeResult, type WriteTarget } from './writeTarget.ts';
 import { reopenStamp } from './stamp.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface RequeueParams {
   target: WriteTarget;
@@ -12,6 +14,8 @@ export interface RequeueParams {
   actor: string;
   reason: string | null;
   redriveId: bigint | null;
+  /** Deliver to the events' origin instead of their policy's target (false clears an earlier choice). */
+  isToSource?: boolean;
 }
 
 /**
@@ -19,13 +23,14 @@ export interface RequeueParams {
  * so a row claimed by a worker (PROCESSING) in the meantime is never touched.
  */
 export async function requeueDeadLetters(db: Db, p: RequeueParams): Promise<ChangeResult> {
-  const [row] = await db.$queryRaw<{ n: bigint; ids: bigint[] }[]>`
+  const [row] = await runSql<{ n: bigint; ids: bigint[] }>(db, Prisma.sql`
     with target as (${targetCte(p.target, p.allowed)}),
     changed as (
       update dead_letter_states d
          set status = 'PENDING',
              next_attempt_at = coalesce(${p.at}::timestamptz, now()),
              attempts = case when ${p.resetAttempts}::boolean then 0 else d.attempts end,
+             deliver_to_source = case when ${p.isToSource ?? false}::boolean then true end,
              ${reopenStamp('d')}
         from target t
        where d.id = t.id and d.version = t.version and d.status::text = any(${p.allowed}::text[])
@@ -39,6 +44,6 @@ export async function requeueDeadLetters(db: Db, p: RequeueParams): Promise<Chan
              ${p.redriveId?.toString() ?? null}::bigint
         from changed)
     select lazarus_expect_rows(${expectedRows(p.target)}::bigint, (select count(*) from changed)) as n,
-           array(select id from changed order by id limit ${RESULT_SAMPLE}::int) as ids`;
+           array(select id from changed order by id limit ${RESULT_SAMPLE}::int) as ids`);
   return { count: Number(row!.n), ids: row!.ids };
 }

@@ -1,6 +1,8 @@
 import type { Db } from '../createDb.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import { reopenStamp } from './stamp.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface RedriveBatchResult {
   /** False when the redrive was not RUNNING under this owner's lease: nothing was done. */
@@ -25,9 +27,9 @@ export async function requeueRedriveBatch(
 ): Promise<RedriveBatchResult> {
   const normal = p.allowed(false);
   const forced = p.allowed(true);
-  const [row] = await db.$queryRaw<{ held: boolean; scanned: number; requeued: number; completed: boolean }[]>`
+  const [row] = await runSql<{ held: boolean; scanned: number; requeued: number; completed: boolean }>(db, Prisma.sql`
     with r as (
-      select id, last_id, batch_size, reset_attempts, force, reason, created_by from redrives
+      select id, last_id, batch_size, reset_attempts, force, reason, created_by, destination from redrives
        where id = ${p.redriveId.toString()}::bigint and status = 'RUNNING' and lease_owner = ${p.owner}::text
        for update),
     batch as (
@@ -41,6 +43,7 @@ export async function requeueRedriveBatch(
       update dead_letter_states d
          set status = 'PENDING', next_attempt_at = now(),
              attempts = case when r.reset_attempts then 0 else d.attempts end,
+             deliver_to_source = case when r.destination = 'SOURCE' then true end,
              ${reopenStamp('d')}
         from batch b, r
        where d.id = b.id and d.version = b.version
@@ -74,6 +77,6 @@ export async function requeueRedriveBatch(
     select exists (select 1 from progress) as held,
            (select count(*)::int from batch) as scanned,
            (select count(*)::int from changed) as requeued,
-           coalesce((select status = 'COMPLETED' from progress), false) as completed`;
+           coalesce((select status = 'COMPLETED' from progress), false) as completed`);
   return row!;
 }

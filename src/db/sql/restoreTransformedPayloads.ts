@@ -1,4 +1,6 @@
 import type { Queryable } from './queryable.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface RestoreBatchResult {
   /** False when the transform was not UNDOING under this owner's lease: nothing was done. */
@@ -23,7 +25,7 @@ export async function restoreTransformedPayloads(
   db: Queryable,
   p: { transformId: bigint; owner: string; leaseSeconds: number; limit: number; sample: number },
 ): Promise<RestoreBatchResult> {
-  const [row] = await db.$queryRaw<RestoreBatchResult[]>`
+  const [row] = await runSql<RestoreBatchResult>(db, Prisma.sql`
     with x as (
       select id, undo_last_id, undone_by, undo_reason from transforms
        where id = ${p.transformId.toString()}::bigint and status = 'UNDOING' and lease_owner = ${p.owner}::text
@@ -75,6 +77,6 @@ export async function restoreTransformedPayloads(
     select exists (select 1 from progress) as held,
            (select count(*)::int from items) as scanned,
            (select count(*)::int from restored) as restored,
-           coalesce((select status = 'UNDONE' from progress), false) as completed`;
+           coalesce((select status = 'UNDONE' from progress), false) as completed`);
   return row!;
 }

@@ -21,7 +21,7 @@ const ceilHour = (d: Date) => new Date(Math.ceil(d.getTime() / HOUR_MS) * HOUR_M
  * hour holds 13,889 rows), so reading the shorter side reads at most half an hour of them.
  */
 export interface PartialHour {
-  /** The range's rows in the hour, over `lazarus_dead_letters d`. */
+  /** The range's rows in the hour, over `dead_letters_current d`. */
   where: Prisma.Sql;
   /** The hour's rows before or after the range, over `d`. */
   rest: Prisma.Sql;

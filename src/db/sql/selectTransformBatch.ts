@@ -1,6 +1,7 @@
-import type { Prisma } from '../../generated/prisma/client.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import type { Queryable } from './queryable.ts';
+import { runSql } from '../runSql.ts';
 
 export interface TransformCandidate {
   id: bigint;
@@ -14,9 +15,9 @@ export async function selectTransformBatch(
   db: Queryable,
   p: { where: Prisma.Sql; allowed: DeadLetterStatus[]; afterId: bigint; limit: number },
 ): Promise<TransformCandidate[]> {
-  const rows = await db.$queryRaw<{ id: bigint; status: DeadLetterStatus; payload_text: string }[]>`
-    select d.id, d.status, d.payload::text as payload_text from lazarus_dead_letters d
+  const rows = await runSql<{ id: bigint; status: DeadLetterStatus; payload_text: string }>(db, Prisma.sql`
+    select d.id, d.status, d.payload::text as payload_text from dead_letters_current d
      where (${p.where}) and d.status::text = any(${p.allowed}::text[]) and d.id > ${p.afterId.toString()}::bigint
-     order by d.id limit ${p.limit}::int`;
+     order by d.id limit ${p.limit}::int`);
   return rows.map((r) => ({ id: r.id, status: r.status, payloadText: r.payload_text }));
 }

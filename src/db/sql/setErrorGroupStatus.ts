@@ -1,5 +1,7 @@
 import type { Db } from '../createDb.ts';
 import type { ErrorGroupStatus } from '../../generated/prisma/enums.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface SetErrorGroupStatusParams {
   id: bigint;
@@ -18,7 +20,7 @@ export interface SetErrorGroupStatusParams {
  * moved (no such group, or not in an allowed status: the caller reads which).
  */
 export async function setErrorGroupStatus(db: Db, p: SetErrorGroupStatusParams): Promise<ErrorGroupStatus | null> {
-  const rows = await db.$queryRaw<{ from_status: ErrorGroupStatus }[]>`
+  const rows = await runSql<{ from_status: ErrorGroupStatus }>(db, Prisma.sql`
     with old as (
       select id, status from error_groups where id = ${p.id}::bigint for update),
     changed as (
@@ -30,6 +32,6 @@ export async function setErrorGroupStatus(db: Db, p: SetErrorGroupStatusParams):
     history as (
       insert into error_group_actions (group_id, from_status, to_status, actor, reason, note)
       select id, from_status, ${p.to}::"ErrorGroupStatus", ${p.actor}::text, ${p.reason}::text, ${p.note}::text from changed)
-    select from_status::text as from_status from changed`;
+    select from_status::text as from_status from changed`);
   return rows[0]?.from_status ?? null;
 }

@@ -1,6 +1,8 @@
 import type { Db } from '../createDb.ts';
 import type { RedriveActionKind, RedrivePausedBy, RedriveStatus } from '../../generated/prisma/enums.ts';
 import { redriveLimitsJson } from './redriveLimitsJson.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface RedriveStatusChange {
   id: bigint;
@@ -29,7 +31,7 @@ const ACTION: Record<RedriveStatusChange['to'], RedriveActionKind> = { RUNNING: 
 export async function setRedriveStatus(db: Db, p: RedriveStatusChange): Promise<{ status: RedriveStatus | null; changed: boolean }> {
   const l = p.limits ?? null;
   const detail = JSON.stringify(p.detail ?? {}, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-  const [row] = await db.$queryRaw<{ status: RedriveStatus; changed: boolean }[]>`
+  const [row] = await runSql<{ status: RedriveStatus; changed: boolean }>(db, Prisma.sql`
     with current as (
       select c.id, c.status, ${redriveLimitsJson('c')} || jsonb_build_object('status', c.status) as before
         from redrives c where c.id = ${p.id.toString()}::bigint),
@@ -60,6 +62,6 @@ export async function setRedriveStatus(db: Db, p: RedriveStatusChange): Promise<
       select r.id, ${ACTION[p.to]}::"RedriveActionKind", ${p.actor}::text, coalesce(${p.reason ?? null}::text, r.error), c.before,
              ${redriveLimitsJson('r')} || jsonb_build_object('status', r.status) || ${detail}::jsonb
         from changed r, current c)
-    select c.status, exists (select 1 from changed) as changed from current c`;
+    select c.status, exists (select 1 from changed) as changed from current c`);
   return row ?? { status: null, changed: false };
 }

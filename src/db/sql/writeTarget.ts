@@ -1,4 +1,4 @@
-// The rows an operator change applies to, as a CTE body over `lazarus_dead_letters d`. Every change
+// The rows an operator change applies to, as a CTE body over `dead_letters_current d`. Every change
 // statement re-checks `d.version = t.version` in its UPDATE/DELETE: under READ COMMITTED a row
 // changed by a concurrent writer is re-evaluated after that writer commits, its version no longer
 // matches, and the row is skipped (ids: the whole statement aborts via lazarus_expect_rows).
@@ -19,12 +19,12 @@ export function targetCte(target: WriteTarget, allowed: DeadLetterStatus[]): Pri
     const versions = target.rows.map((r) => r.version);
     return Prisma.sql`
       select ${TARGET_COLUMNS}
-        from lazarus_dead_letters d
+        from dead_letters_current d
         join unnest(${ids}::bigint[], ${versions}::int[]) as e(id, version) on e.id = d.id and e.version = d.version`;
   }
   return Prisma.sql`
     select ${TARGET_COLUMNS}
-      from lazarus_dead_letters d
+      from dead_letters_current d
      where (${target.where}) and d.status::text = any(${allowed}::text[]) and d.id > ${(target.afterId ?? 0n).toString()}::bigint
      order by d.id
      ${target.limit ? Prisma.sql`limit ${target.limit}::int` : Prisma.empty}`;

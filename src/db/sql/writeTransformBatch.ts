@@ -1,6 +1,8 @@
 import type { DeadLetterStatus } from '../../generated/prisma/enums.ts';
 import type { Queryable } from './queryable.ts';
 import { reopenStamp } from './stamp.ts';
+import { runSql } from '../runSql.ts';
+import { Prisma } from '../../generated/prisma/client.ts';
 
 export interface TransformBatchParams {
   transformId: bigint;
@@ -19,11 +21,11 @@ export interface TransformBatchParams {
  * Returns the number of rows changed.
  */
 export async function writeTransformBatch(db: Queryable, p: TransformBatchParams): Promise<number> {
-  const [row] = await db.$queryRaw<{ n: number }[]>`
+  const [row] = await runSql<{ n: number }>(db, Prisma.sql`
     with input as (
       select e.id, e.payload from unnest(${p.ids.map(String)}::bigint[], ${p.payloadJsons}::jsonb[]) as e(id, payload)),
     target as (
-      select d.id, d.payload as old_payload, d.status as old_status from lazarus_dead_letters d join input i on i.id = d.id),
+      select d.id, d.payload as old_payload, d.status as old_status from dead_letters_current d join input i on i.id = d.id),
     requeued as (
       update dead_letter_states s set status = 'PENDING', next_attempt_at = now(), ${reopenStamp('s')}
         from input i
@@ -42,6 +44,6 @@ export async function writeTransformBatch(db: Queryable, p: TransformBatchParams
              jsonb_build_object('payload', c.payload, 'status', c.status),
              ${p.transformId.toString()}::bigint
         from changed c join target t on t.id = c.id)
-    select count(*)::int as n from changed`;
+    select count(*)::int as n from changed`);
   return row!.n;
 }

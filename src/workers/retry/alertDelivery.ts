@@ -4,6 +4,7 @@
 // (a lease, FOR UPDATE SKIP LOCKED), so several processes deliver each alert once at a time and a
 // crashed deliverer's alerts are claimed again when their lease expires.
 //
+// It runs on the work loop (runtime/workLoop.ts), as the retry loop does.
 // States: RUNNING → (stop()) DRAINING → STOPPED.
 //  RUNNING  a pass claims up to `batchSize` due alerts, delivers them concurrently and records
 //           each outcome under the lease; a full batch is followed by another pass at once,
@@ -15,8 +16,9 @@
 //           `shutdownTimeoutMs` to finish (aborting one whose request already arrived would send
 //           it twice), then are aborted and recorded as a retry due at once, the attempt counted.
 //  STOPPED  stop() has resolved: the pass has returned.
-// Events: `pass` ({ claimed }) after every pass, `finished` (AlertFinished) after each recorded outcome.
-import { EventEmitter } from 'node:events';
+// Events: `passCompleted` ({ claimed }) after every pass, `passFailed` (error), `finished` (AlertFinished)
+// after each recorded outcome.
+import type { EventEmitter } from 'node:events';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/createDb.ts';
 import { createOutageLog, type OutageLog } from '../../db/outageLog.ts';
@@ -26,7 +28,8 @@ import { msUntilNextAlertDue } from '../../db/sql/msUntilNextAlertDue.ts';
 import { alertBody, alertWebhookId } from '../../domain/alerts.ts';
 import { nextAttemptDelayMs, type BackoffPolicy } from '../../domain/retryPolicy.ts';
 import type { Logger } from '../../logger.ts';
-import { createWebhookPoster, type PostWebhook } from './webhook.ts';
+import { startWorkLoop } from '../../runtime/workLoop.ts';
+import { createWebhookPoster, type PostWebhook } from '../targets/webhook.ts';
 
 export const DEFAULT_ALERT_MAX_ATTEMPTS = 12;
 export const DEFAULT_ALERT_BACKOFF: BackoffPolicy = Object.freeze({ backoff: 'EXPONENTIAL', baseDelayMs: 1_000, maxDelayMs: 600_000 });
@@ -65,7 +68,7 @@ export interface AlertFinished {
 }
 
 export interface AlertDelivery {
-  /** Emits `pass` ({ claimed }) and `finished` (AlertFinished). */
+  /** Emits `passCompleted` ({ claimed }), `passFailed` (error) and `finished` (AlertFinished). */
   readonly events: EventEmitter;
   poke(): void;
   stop(): Promise<void>;
@@ -76,47 +79,24 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
   const logger = deps.logger.child({ component: 'alerts', owner });
   const outage = deps.outage ?? createOutageLog(logger);
   const post = deps.post ?? createWebhookPoster();
-  const pollIntervalMs = deps.pollIntervalMs ?? DEFAULT_ALERT_POLL_INTERVAL_MS;
   const batchSize = deps.batchSize ?? DEFAULT_BATCH_SIZE;
-  const events = new EventEmitter();
-  const stopping = new AbortController();
-  const abort = new AbortController();
-  let woken = false;
-  let wakeUp = () => {};
-  const poke = () => {
-    woken = true;
-    wakeUp();
-  };
-  const unsubscribe = deps.wake?.(poke) ?? (() => {});
-
-  const wait = (ms: number) => new Promise<void>((resolve) => {
-    if (woken || stopping.signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      wakeUp = () => {};
-      resolve();
-    }
-    wakeUp = done;
-  });
-
-  const deliverOne = async (alert: ClaimedAlert): Promise<void> => {
-    const outcome = await outcomeOf(alert);
+  const deliverOne = async (alert: ClaimedAlert, abort: AbortSignal): Promise<void> => {
+    const outcome = await outcomeOf(alert, abort);
     const written = await finishAlertDelivery(deps.db, { id: alert.id, owner, outcome });
     if (!written) logger.warn({ alertId: alert.id.toString() }, 'alert lease lost before its outcome was written; another deliverer has it');
-    else events.emit('finished', { id: alert.id, attempt: alert.attempt, outcome } satisfies AlertFinished);
+    else loop.events.emit('finished', { id: alert.id, attempt: alert.attempt, outcome } satisfies AlertFinished);
   };
 
-  const outcomeOf = async (alert: ClaimedAlert): Promise<AlertDeliveryOutcome> => {
+  const outcomeOf = async (alert: ClaimedAlert, abort: AbortSignal): Promise<AlertDeliveryOutcome> => {
     if (!alert.channel) return { kind: 'FAILED', error: 'the alert rule was deleted', statusCode: null };
     const result = await post({
       url: alert.channel.targetUrl, id: alertWebhookId(alert.id), body: alertBody(alert, alert.channel.format),
       secret: alert.channel.signingSecret, allowPrivateTarget: alert.channel.allowPrivateTarget,
       timeoutMs: deps.timeoutMs ?? DEFAULT_ALERT_TIMEOUT_MS, permanentStatusCodes: PERMANENT_STATUS_CODES,
-    }, abort.signal);
+    }, abort);
     if (result.ok) return { kind: 'DELIVERED', statusCode: result.statusCode };
     const error = result.errorMessage;
-    if (abort.signal.aborted) return { kind: 'RETRY', error: 'the deliverer stopped during the attempt', statusCode: null, delayMs: 0 };
+    if (abort.aborted) return { kind: 'RETRY', error: 'the deliverer stopped during the attempt', statusCode: null, delayMs: 0 };
     if (result.outcome === 'PERMANENT_FAILURE' || alert.attempt >= (deps.maxAttempts ?? DEFAULT_ALERT_MAX_ATTEMPTS)) {
       return { kind: 'FAILED', error, statusCode: result.statusCode };
     }
@@ -124,45 +104,20 @@ export function startAlertDelivery(deps: AlertDeliveryDeps): AlertDelivery {
     return { kind: 'RETRY', error, statusCode: result.statusCode, delayMs };
   };
 
-  const nextWaitMs = async (): Promise<number> => {
-    const dueInMs = await msUntilNextAlertDue(deps.db).catch((error: unknown) => {
-      outage.failed(error, 'reading when the next alert is due failed; waiting the poll interval');
-      return null;
-    });
-    return dueInMs === null ? pollIntervalMs : Math.max(0, Math.min(pollIntervalMs, Math.ceil(dueInMs)));
-  };
 
-  const running = (async () => {
-    while (!stopping.signal.aborted) {
-      woken = false;
-      let claimed = 0;
-      try {
-        const alerts = await claimDueAlerts(deps.db, { owner, leaseSeconds: deps.leaseSeconds ?? DEFAULT_LEASE_SECONDS, limit: batchSize });
-        claimed = alerts.length;
-        await Promise.all(alerts.map(deliverOne));
-        outage.answered();
-      } catch (error) {
-        outage.failed(error, 'alert delivery pass failed; retrying after the poll interval');
-        claimed = 0;
-      }
-      events.emit('pass', { claimed });
-      if (claimed < batchSize) await wait(await nextWaitMs());
-    }
-  })();
-
-  return {
-    events,
-    poke,
-    async stop() {
-      unsubscribe();
-      stopping.abort();
-      wakeUp();
-      const force = setTimeout(() => abort.abort(), deps.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS);
-      try {
-        await running;
-      } finally {
-        clearTimeout(force);
-      }
+  const loop = startWorkLoop({
+    name: 'alert delivery',
+    batchSize,
+    pollIntervalMs: deps.pollIntervalMs ?? DEFAULT_ALERT_POLL_INTERVAL_MS,
+    shutdownTimeoutMs: deps.shutdownTimeoutMs ?? DEFAULT_SHUTDOWN_TIMEOUT_MS,
+    report: outage,
+    ...(deps.wake && { wake: deps.wake }),
+    msUntilNextDue: () => msUntilNextAlertDue(deps.db),
+    runPass: async ({ abort }) => {
+      const alerts = await claimDueAlerts(deps.db, { owner, leaseSeconds: deps.leaseSeconds ?? DEFAULT_LEASE_SECONDS, limit: batchSize });
+      await Promise.all(alerts.map((alert) => deliverOne(alert, abort)));
+      return { claimed: alerts.length };
     },
-  };
+  });
+  return loop;
 }

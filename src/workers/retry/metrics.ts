@@ -11,6 +11,8 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { DEFAULT_METRICS_MAX_EVENT_TYPES } from '../../config.ts';
 import type { Db } from '../../db/createDb.ts';
 import { deadLettersByStatusAndType, oldestDuePendingAgeSeconds } from '../../db/sql/metricsReads.ts';
+import { TARGET_KINDS } from '../targets/registry.ts';
+import { targetHealth, type TargetHealth } from '../targets/targetKind.ts';
 
 /** The event_type label of everything past the cap. */
 export const OTHER_EVENT_TYPES = '_other';
@@ -19,6 +21,8 @@ export interface RetryMetricsOptions {
   registry?: Registry;
   /** Distinct event_type label values per metric; the rest are reported as `_other`. Default 50. */
   maxEventTypes?: number;
+  /** The target connections for `lazarus_target_connected`; default every registered kind's. */
+  targetHealth?: () => TargetHealth[];
 }
 
 export interface RetryMetrics {
@@ -83,6 +87,16 @@ export function createRetryMetrics(db: Db, options: RetryMetricsOptions = {}): R
     name: 'lazarus_oldest_pending_age_seconds', help: 'Age of the oldest PENDING event that is due (0 when none).', registers: [registry],
     async collect() {
       this.set((await oldestDuePendingAgeSeconds(db)) ?? 0);
+    },
+  });
+  const readTargetHealth = options.targetHealth ?? (() => targetHealth(TARGET_KINDS));
+  new Gauge({
+    name: 'lazarus_target_connected',
+    help: 'Each connection to a delivery target (a broker) this process holds: 1 when connected, 0 when connecting or down.',
+    labelNames: ['kind', 'target'], registers: [registry],
+    collect() {
+      this.reset();
+      for (const h of readTargetHealth()) this.set({ kind: h.kind, target: h.target }, h.state === 'CONNECTED' ? 1 : 0);
     },
   });
   return {

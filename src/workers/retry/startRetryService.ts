@@ -10,7 +10,10 @@ import type { Logger } from '../../logger.ts';
 import { createDeliver, type DeadLetterHandler } from './delivery.ts';
 import type { RetryMetrics } from './metrics.ts';
 import { startRetryLoop, type RetryLoop } from './startRetryLoop.ts';
-import { createWebhookDeliver } from './webhook.ts';
+import { TARGET_KINDS } from '../targets/registry.ts';
+import { closeTargetKinds, createTargetDeliver } from '../targets/targetKind.ts';
+import { createSourceResolver } from '../targets/sourceTarget.ts';
+import { findSourceRedirect } from '../../db/models/sourceRedirects.ts';
 
 export interface RetryServiceOptions {
   /** In-process handlers by event type, for applications that embed Lazarus. */
@@ -21,8 +24,6 @@ export interface RetryServiceOptions {
   outage?: OutageLog;
 }
 
-const RETENTION_INTERVAL_MS = 60_000;
-
 export function startRetryService(databaseUrl: string, config: Config, logger: Logger, options: RetryServiceOptions = {}) {
   const handle = createDb(databaseUrl, {
     ...config.db,
@@ -31,9 +32,10 @@ export function startRetryService(databaseUrl: string, config: Config, logger: L
   });
   const handlers = options.handlers ?? new Map<string, DeadLetterHandler>();
   const workerId = `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  const resolveSource = createSourceResolver({ bridges: config.bridges, findRedirect: (kind, place) => findSourceRedirect(handle.db, kind, place) });
   const loop: RetryLoop = startRetryLoop({
     db: handle.db,
-    deliver: createDeliver(handlers, createWebhookDeliver()),
+    deliver: createDeliver(handlers, createTargetDeliver(TARGET_KINDS, { resolveSource })),
     inProcessEventTypes: [...handlers.keys()],
     logger: logger.child({ component: 'retry', workerId }),
     ...(options.wake && { wake: options.wake }),
@@ -44,16 +46,16 @@ export function startRetryService(databaseUrl: string, config: Config, logger: L
       batchSize: config.retry.batchSize,
       concurrency: config.retry.concurrency,
       leaseSeconds: config.retry.leaseSeconds,
+      claimAhead: config.retry.claimAhead,
       pollIntervalMs: config.retry.pollIntervalMs,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
-      retentionMs: config.retry.retentionDays > 0 ? config.retry.retentionDays * 86_400_000 : null,
-      retentionIntervalMs: RETENTION_INTERVAL_MS,
     },
   });
   return {
     loop,
     async stop() {
       await loop.stop();
+      await closeTargetKinds(TARGET_KINDS); // broker connections; the next delivery opens them again
       await handle.close();
     },
   };

@@ -6,20 +6,20 @@ import { useEffect, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useQuery } from 'urql';
 import { graphql, type ResultOf, type VariablesOf } from '../graphql.ts';
-import { ago, duration, ErrorNote, Loading, StatusBadge } from '../ui.tsx';
+import { ago, duration, ErrorNote, Loading, messageText, splitSignature, StatusBadge } from '../ui.tsx';
 import type { AlertRule } from './AlertRuleForm.tsx';
 
 const AlertsQuery = graphql(`
   query Alerts($filter: AlertFilter, $first: Int) {
     alerts(filter: $filter, first: $first) {
-      edges { node { id rule { id } ruleName trigger subject summary createdAt deliveryStatus attempts nextAttemptAt lastError lastStatusCode deliveredAt } }
+      edges { node { id rule { id } ruleName trigger subject errorGroup { id eventType errorKind signature } summary createdAt deliveryStatus attempts nextAttemptAt lastError lastStatusCode deliveredAt } }
       pageInfo { hasNextPage }
     }
   }
 `);
 type Alert = ResultOf<typeof AlertsQuery>['alerts']['edges'][number]['node'];
 type DeliveryStatus = Alert['deliveryStatus'];
-const DELIVERY_STATUSES: DeliveryStatus[] = ['PENDING', 'DELIVERING', 'DELIVERED', 'FAILED'];
+const DELIVERY_STATUSES: DeliveryStatus[] = ['PENDING', 'DELIVERING', 'DELIVERED', 'FAILED', 'SUPPRESSED'];
 const PAGE = 50;
 const MAX_SHOWN = 500;
 
@@ -97,16 +97,23 @@ function AlertRow({ alert: a }: { alert: Alert }) {
       <td title={a.createdAt}>{ago(a.createdAt)}</td>
       <td>{a.rule ? <Link to={`/alerts?rule=${a.rule.id}`}>{a.ruleName}</Link> : <>{a.ruleName} <span className="muted">(deleted)</span></>}</td>
       <td><span className="kind">{a.trigger}</span></td>
-      <td><Subject subject={a.subject} /></td>
+      <td><Subject alert={a} /></td>
       <td>{a.summary}</td>
       <td data-testid="alert-delivery"><Delivery alert={a} /></td>
     </tr>
   );
 }
 
-/** `group:<id>` and `redrive:<id>` link to their pages; `global` and `test` are plain. */
-function Subject({ subject }: { subject: string }) {
+/** A group reads as its error and links to it; `redrive:<id>` links to its page; `global` and `test` are plain. */
+function Subject({ alert: { subject, errorGroup: g } }: { alert: Alert }) {
   const [kind, id] = subject.split(':');
+  if (g) {
+    return (
+      <Link to={`/groups/${g.id}`} title={`error group ${g.id}`}>
+        <span className="kind">{g.errorKind}</span> {g.eventType}: {messageText(splitSignature(g.signature).message)}
+      </Link>
+    );
+  }
   if (kind === 'group' && id) return <Link to={`/groups/${id}`}>error group {id}</Link>;
   if (kind === 'redrive' && id) return <Link to={`/redrives/${id}`}>redrive {id}</Link>;
   return <span className="mono">{subject}</span>;

@@ -99,7 +99,19 @@ export function AlertRuleForm({ rule, onDone }: { rule: AlertRule | null; onDone
           <option value="SLACK">SLACK: {'{ "text": … }'}</option>
         </select>
       </label>
-      {input('signingSecret', rule ? 'Signing secret (set; type to replace)' : 'Signing secret (16–500 characters, or whsec_…)', 'password')}
+      <label>
+        {rule ? 'Signing secret (set; type to replace)' : 'Signing secret (required)'}
+        <input
+          name="signingSecret" type="password" autoComplete="off" value={values.signingSecret} required={!rule} minLength={16} maxLength={500}
+          onChange={(e) => setValues({ ...values, signingSecret: e.target.value })} {...invalid('signingSecret')}
+          aria-describedby={[problem?.field === 'signingSecret' ? 'alert-signingSecret-error' : null, 'alert-secret-hint'].filter(Boolean).join(' ')}
+        />
+        <span id="alert-secret-hint" className="hint">
+          16–500 characters, or whsec_ and base64. Every alert is signed (Standard Webhooks), Slack's too: Slack does not check the signature, so a generated one will do.
+        </span>
+        {fieldError('signingSecret')}
+      </label>
+      <div className="secret-tools"><button type="button" onClick={() => setValues({ ...values, signingSecret: generatedSecret() })}>Generate a secret</button></div>
       <label className="check"><input type="checkbox" checked={flags.enabled} onChange={(e) => setFlags({ ...flags, enabled: e.target.checked })} /> enabled</label>
       <label className="check"><input type="checkbox" checked={flags.allowPrivateTarget} onChange={(e) => setFlags({ ...flags, allowPrivateTarget: e.target.checked })} /> allow a private-network target</label>
       {problem && !(problem.field && problem.field in values) ? (
@@ -111,4 +123,9 @@ export function AlertRuleForm({ rule, onDone }: { rule: AlertRule | null; onDone
       </div>
     </form>
   );
+}
+
+/** A Standard Webhooks secret: whsec_ and 24 random bytes in base64. */
+function generatedSecret(): string {
+  return `whsec_${btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(24))))}`;
 }

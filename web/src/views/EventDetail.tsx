@@ -5,25 +5,13 @@ import { useLiveStream } from '../api.ts';
 import { paramsOf } from '../filters.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ago, ErrorNote, Loading, mutationProblem, needs, StatusBadge, useCan, useSession } from '../ui.tsx';
+import { HELD_LABEL, HeldBadge, HeldRelease, heldWhy } from '../held.tsx';
+import { AttemptEntry } from './AttemptDetail.tsx';
+import { DetailQuery, type Detail } from './eventDetailQuery.ts';
+import { EditPayload } from './editPayload.ts';
 
 const PayloadEditor = lazy(() => import('./PayloadEditor.tsx'));
 
-const DetailQuery = graphql(`
-  query EventDetail($id: ID!) {
-    deadLetter(id: $id) {
-      id status version eventType queue source attempts maxAttemptsOverride createdAt occurredAt updatedAt nextAttemptAt
-      orderingKey dedupeKey resolvedAt resolvedBy resolutionReason payload headers
-      error { kind message stack }
-      errorSignature
-      errorGroupId
-      timeline {
-        at
-        action { id action actor reason before after createdAt redriveId }
-        attempt { id attemptNumber outcome statusCode durationMs errorMessage responseBody workerId }
-      }
-    }
-  }
-`);
 const Blocked = graphql(`
   query EventBlocked($filter: DeadLetterFilter) { deadLetterStats(filter: $filter) { blockedKeys(limit: 1) { headId heldBack } } }
 `);
@@ -36,11 +24,6 @@ const Attempted = graphql(`
 const AddNote = graphql(`
   mutation AddNote($input: AddDeadLetterNoteInput!) { addDeadLetterNote(input: $input) { __typename ... on MutationError { code message } } }
 `);
-export const EditPayload = graphql(`
-  mutation EditPayload($input: EditDeadLetterPayloadInput!) {
-    editDeadLetterPayload(input: $input) { __typename ... on DeadLetter { id version } ... on MutationError { code message } }
-  }
-`);
 const RequeueOne = graphql(`
   mutation RequeueOne($input: RequeueDeadLettersInput!) { requeueDeadLetters(input: $input) { __typename ... on MutationError { code message } } }
 `);
@@ -50,8 +33,6 @@ const ResolveOne = graphql(`
 const DiscardOne = graphql(`
   mutation DiscardOne($input: DiscardDeadLettersInput!) { discardDeadLetters(input: $input) { __typename ... on MutationError { code message } } }
 `);
-
-export type Detail = NonNullable<ResultOf<typeof DetailQuery>['deadLetter']>;
 
 export default function EventDetail() {
   const { id = '' } = useParams();
@@ -88,15 +69,17 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
     pause: !dl.orderingKey,
   });
   const head = blocked.data?.deadLetterStats.blockedKeys[0];
+  const latestAttempt = Math.max(0, ...dl.timeline.map((e) => e.attempt?.attemptNumber ?? 0));
 
-  const act = async (kind: 'requeue' | 'resolve' | 'discard') => {
+  const act = async (kind: 'requeue' | 'resolve' | 'discard' | 'toSource') => {
     setError(null);
-    const reason = kind === 'requeue' ? undefined : window.prompt(`Why ${kind} dead letter ${dl.id}?`);
-    if (kind !== 'requeue' && !reason) return;
+    const isRequeue = kind === 'requeue' || kind === 'toSource';
+    const reason = isRequeue ? undefined : window.prompt(`Why ${kind} dead letter ${dl.id}?`);
+    if (!isRequeue && !reason) return;
     const input = { ids: [dl.id], expectedVersions: [dl.version], reason: reason ?? undefined };
     const r =
-      kind === 'requeue'
-        ? await api.urql.mutation(RequeueOne, { input }).toPromise()
+      isRequeue
+        ? await api.urql.mutation(RequeueOne, { input: { ...input, force: kind === 'toSource', destination: kind === 'toSource' ? 'SOURCE' : 'POLICY' } }).toPromise()
         : kind === 'resolve'
           ? await api.urql.mutation(ResolveOne, { input: { ...input, reason: reason! } }).toPromise()
           : await api.urql.mutation(DiscardOne, { input: { ...input, reason: reason! } }).toPromise();
@@ -127,7 +110,7 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
     <article className="detail">
       <p><Link to="/failures">← Failures</Link></p>
       <h1>
-        Dead letter {dl.id} <StatusBadge status={dl.status} />
+        Dead letter {dl.id} <StatusBadge status={dl.status} />{dl.held ? <HeldBadge hold={dl.held} eventType={dl.eventType} /> : null}
       </h1>
       {deleted ? <p role="alert" className="error-note">This dead letter was deleted while you were looking at it.</p> : null}
       <dl className="facts">
@@ -136,12 +119,18 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
         <dt>Source</dt><dd>{dl.source}</dd>
         <dt>Attempts</dt><dd>{dl.attempts}{dl.maxAttemptsOverride != null ? ` of ${dl.maxAttemptsOverride}` : ''}</dd>
         <dt>Created</dt><dd title={dl.createdAt}>{ago(dl.createdAt)}</dd>
-        <dt>Next attempt</dt><dd>{dl.nextAttemptAt ? <span title={dl.nextAttemptAt}>{new Date(dl.nextAttemptAt).toLocaleString()}</span> : '—'}</dd>
+        <dt>Next attempt</dt><dd>{dl.held ? <>held: {HELD_LABEL[dl.held.reason]}</> : dl.nextAttemptAt ? <span title={dl.nextAttemptAt}>{new Date(dl.nextAttemptAt).toLocaleString()}</span> : '—'}</dd>
         {dl.orderingKey ? (<><dt>Ordering key</dt><dd className="mono">{dl.orderingKey}</dd></>) : null}
         {dl.dedupeKey ? (<><dt>Dedupe key</dt><dd className="mono">{dl.dedupeKey}</dd></>) : null}
+        {dl.origin ? (<><dt>Came from</dt><dd className="mono" data-testid="origin">{originText(dl.origin)}</dd></>) : null}
         {dl.resolvedBy ? (<><dt>Resolved by</dt><dd>{dl.resolvedBy}: {dl.resolutionReason}</dd></>) : null}
       </dl>
-      {head ? (
+      {dl.held ? (
+        <p className="warning" data-testid="held-note" role="status">
+          <strong>Held.</strong> {heldWhy(dl.held, dl.eventType)} <HeldRelease hold={dl.held} />
+        </p>
+      ) : null}
+      {head && (head.headId === dl.id || !dl.held) ? (
         <p className="warning" data-testid="blocked">
           Ordering key <code>{dl.orderingKey}</code> is blocked: {head.headId === dl.id ? 'this event is its head' : <>its head is <Link to={`/failures/${head.headId}`}>{head.headId}</Link></>}, holding {head.heldBack} later event{head.heldBack === 1 ? '' : 's'} back until it is resolved, discarded, requeued or succeeds.
         </p>
@@ -150,6 +139,9 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
         {(['requeue', 'resolve', 'discard'] as const).map((k) => (
           <button key={k} onClick={() => void act(k)} disabled={!canAct} title={canAct ? undefined : needs('OPERATOR')}>{k[0]!.toUpperCase() + k.slice(1)}</button>
         ))}
+        {dl.origin ? (
+          <button onClick={() => void act('toSource')} disabled={!canAct} title={canAct ? 'Send it back where it came from (redirects applied)' : needs('OPERATOR')}>Redrive to source</button>
+        ) : null}
         <button onClick={() => setEditing(true)} disabled={!canAct || editing} title={canAct ? undefined : needs('OPERATOR')}>Edit payload</button>
       </div>
       <ErrorNote error={error} />
@@ -179,11 +171,7 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
             <li key={i}>
               <time dateTime={entry.at} title={entry.at}>{new Date(entry.at).toLocaleString()}</time>{' '}
               {entry.attempt ? (
-                <span>
-                  Attempt {entry.attempt.attemptNumber}: <strong>{entry.attempt.outcome}</strong>
-                  {entry.attempt.statusCode ? ` (HTTP ${entry.attempt.statusCode})` : ''} in {entry.attempt.durationMs} ms
-                  {entry.attempt.errorMessage ? <span className="muted"> — {entry.attempt.errorMessage}</span> : null}
-                </span>
+                <AttemptEntry attempt={entry.attempt} isLatest={entry.attempt.attemptNumber === latestAttempt} retryAt={dl.status === 'PENDING' ? dl.nextAttemptAt : null} />
               ) : entry.action ? (
                 <span>
                   <strong>{entry.action.action}</strong> by {entry.action.actor}
@@ -206,4 +194,16 @@ function DetailView({ dl, deleted, reload }: { dl: Detail; deleted: boolean; rel
       </section>
     </article>
   );
+}
+
+/** An origin as one line: kind, bridge and every coordinate it has (docs/brokers.md, "Source coordinates"). */
+function originText(origin: unknown): string {
+  if (!origin || typeof origin !== 'object') return String(origin);
+  const o = origin as Record<string, unknown>;
+  const parts = [String(o.kind), o.bridge ? `bridge ${String(o.bridge)}` : null];
+  for (const key of ['vhost', 'queue', 'exchange', 'stream', 'subject', 'sequence', 'id'] as const) {
+    if (o[key] !== undefined && o[key] !== null && o[key] !== '') parts.push(`${key} ${String(o[key])}`);
+  }
+  if (Array.isArray(o.routingKeys) && o.routingKeys.length) parts.push(`routing keys ${o.routingKeys.join(', ')}`);
+  return parts.filter(Boolean).join(' · ');
 }

@@ -1,11 +1,14 @@
 import { useReactTable, getCoreRowModel, flexRender, type ColumnDef } from '@tanstack/react-table';
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { useCallback, useEffect, useMemo, useRef, useState, type FormEvent, type RefObject } from 'react';
+import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { useLiveStream } from '../api.ts';
-import { ERROR_KINDS, filterFromParams, ORDERS, orderFromParams, STATUSES, type DeadLetterFilter } from '../filters.ts';
+import { LIST_SHORTCUTS, useListCursor } from '../listKeys.ts';
+import { MAX_SELECTED, useSelection } from '../selection.ts';
+import { ERROR_KINDS, filterFromParams, ORDERS, orderFromParams, STATUSES, TEXT_FILTERS, type DeadLetterFilter } from '../filters.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
 import { ago, ErrorNote, fmt, StatusBadge, useCan, useSession } from '../ui.tsx';
+import { HeldBadge } from '../held.tsx';
 import { BulkActions } from './BulkActions.tsx';
 
 export const FailuresQuery = graphql(`
@@ -13,7 +16,7 @@ export const FailuresQuery = graphql(`
     deadLetters(filter: $filter, orderBy: $orderBy, first: $first, after: $after) {
       boundedCount(limit: 10000) { count exact }
       pageInfo { hasNextPage endCursor }
-      edges { node { id status eventType queue source attempts createdAt updatedAt nextAttemptAt error { kind message } } }
+      edges { node { id status eventType queue source attempts createdAt updatedAt nextAttemptAt error { kind message } held { reason policyEventType headId } } }
     }
   }
 `);
@@ -22,21 +25,26 @@ const FailuresChanged = graphql(`
   subscription FailuresChanged($filter: DeadLetterFilter, $after: String) {
     deadLetterChanged(filter: $filter, after: $after) {
       cursor isNew deleted deadLetterId
-      deadLetter { id status eventType queue source attempts createdAt updatedAt nextAttemptAt error { kind message } }
+      deadLetter { id status eventType queue source attempts createdAt updatedAt nextAttemptAt error { kind message } held { reason policyEventType headId } }
     }
   }
 `);
 
 type Row = ResultOf<typeof FailuresQuery>['deadLetters']['edges'][number]['node'];
 const PAGE = 100;
+/** A row's height: dense, one line (styles.css sets the same on `.grid tbody td`). */
+const ROW_HEIGHT_PX = 28;
 
 const columns: ColumnDef<Row>[] = [
-  { header: 'Id', accessorKey: 'id', cell: (c) => <Link to={`/failures/${c.row.original.id}`}>{c.row.original.id}</Link>, size: 90 },
-  { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} />, size: 120 },
+  // Its cells and header also hold the row's checkbox (see the table below).
+  { header: 'Id', accessorKey: 'id', cell: (c) => <Link to={`/failures/${c.row.original.id}`}>{c.row.original.id}</Link>, size: 130 },
+  // A held event's "why" is the badge's title; its page says what releases it.
+  { header: 'Status', accessorKey: 'status', cell: (c) => <><StatusBadge status={c.row.original.status} />{c.row.original.held ? <>{' '}<HeldBadge hold={c.row.original.held} eventType={c.row.original.eventType} /></> : null}</>, size: 250 },
   { header: 'Event type', accessorKey: 'eventType', size: 170 },
   { header: 'Queue', accessorKey: 'queue', size: 120 },
   { header: 'Error', accessorFn: (r) => `${r.error.kind}: ${r.error.message}`, cell: (c) => <span className="ellipsis" title={c.row.original.error.message}><span className="kind">{c.row.original.error.kind}</span> {c.row.original.error.message}</span>, size: 420 },
-  { header: 'Attempts', accessorKey: 'attempts', size: 80 },
+  // Wide enough for its bold header with the cell padding (80 px cut it to "Attemp…").
+  { header: 'Attempts', accessorKey: 'attempts', size: 100 },
   { header: 'Created', accessorKey: 'createdAt', cell: (c) => <span title={c.row.original.createdAt}>{ago(c.row.original.createdAt)}</span>, size: 110 },
 ];
 
@@ -55,8 +63,12 @@ export function Failures({ fixed, heading }: { fixed?: DeadLetterFilter; heading
   const [error, setError] = useState<unknown>(null);
   const [loading, setLoading] = useState(true);
   const [fresh, setFresh] = useState(0);
-  const [bulkOpen, setBulkOpen] = useState(false);
+  // Acting on the selection takes it as it was when the dialog opened.
+  const [bulk, setBulk] = useState<{ selected?: string[] } | null>(null);
   const canAct = useCan('OPERATOR');
+  const selection = useSelection(`${useLocation().pathname}?${JSON.stringify(filter)}`);
+  const [isFull, setIsFull] = useState(false);
+  const tick = (id: string) => setIsFull(!selection.toggle(id));
 
   const load = useCallback(
     async (after: string | null) => {
@@ -108,7 +120,7 @@ export function Failures({ fixed, heading }: { fixed?: DeadLetterFilter; heading
 
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
   const scroller = useRef<HTMLDivElement>(null);
-  const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => 36, overscan: 12 });
+  const virtual = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW_HEIGHT_PX, overscan: 12 });
   const items = virtual.getVirtualItems();
   // Near the bottom, the next page loads (keyset: after the last cursor).
   const lastItem = items[items.length - 1];
@@ -116,30 +128,82 @@ export function Failures({ fixed, heading }: { fixed?: DeadLetterFilter; heading
     if (lastItem && lastItem.index >= rows.length - 20 && page.hasNextPage && !loading) void load(page.endCursor);
   }, [lastItem, rows.length, page, loading, load]);
 
+  const search = useRef<HTMLInputElement>(null);
+  const navigate = useNavigate();
+  const { cursor, setCursor, focusCheckbox } = useListCursor({
+    count: rows.length,
+    scrollTo: (index) => virtual.scrollToIndex(index, { align: 'auto' }),
+    toggle: (index) => tick(rows[index]!.id),
+    open: (index) => void navigate(`/failures/${rows[index]!.id}`),
+    search: () => search.current?.focus(),
+  });
+  const loaded = rows.map((r) => r.id);
+  const loadedSelected = loaded.filter((id) => selection.ids.has(id)).length;
+
   const countText = page.count ? `${fmt(page.count.count)}${page.count.exact ? '' : '+'}` : '…';
   return (
     <div className="failures">
       {heading ? <h2>{heading}</h2> : <h1>Failures</h1>}
-      <FilterBar params={params} setParams={setParams} />
+      <FilterBar params={params} setParams={setParams} search={search} />
       <div className="toolbar">
         <span data-testid="matching">{countText} matching</span>
         {fresh > 0 ? (
           <button className="pill" onClick={() => void load(null)} data-testid="new-pill">{fmt(fresh)} new — show</button>
         ) : null}
         <span className="spacer" />
-        <button onClick={() => setBulkOpen(true)} disabled={!canAct || !page.count?.count} title={canAct ? undefined : 'needs the operator role'}>
+        {selection.ids.size > 0 ? (
+          <>
+            <span data-testid="selected-count">{fmt(selection.ids.size)} selected</span>
+            <button className="link" onClick={() => { selection.clear(); setIsFull(false); }}>clear selection</button>
+            <button onClick={() => setBulk({ selected: [...selection.ids] })} disabled={!canAct} title={canAct ? undefined : 'needs the operator role'}>
+              Act on {fmt(selection.ids.size)} selected…
+            </button>
+          </>
+        ) : null}
+        <button onClick={() => setBulk({})} disabled={!canAct || !page.count?.count} title={canAct ? undefined : 'needs the operator role'}>
           Act on all {countText} matching…
         </button>
       </div>
+      <p className="muted shortcuts" data-testid="shortcuts">
+        Keys: {LIST_SHORTCUTS.map(([keys, what]) => <span key={keys}><kbd>{keys}</kbd> {what}</span>)}
+      </p>
+      <p role="status" className={isFull ? 'warning' : 'visually-hidden'}>
+        {isFull ? `At most ${fmt(MAX_SELECTED)} rows can be ticked; act on all matching for more.` : ''}
+      </p>
       <ErrorNote error={error} />
-      {bulkOpen ? <BulkActions filter={filter} matching={page.count} onClose={(changed) => { setBulkOpen(false); if (changed) void load(null); }} /> : null}
+      {bulk ? (
+        <BulkActions
+          filter={filter}
+          matching={page.count}
+          selected={bulk.selected}
+          onClose={(changed) => {
+            setBulk(null);
+            if (!changed) return;
+            if (bulk.selected) selection.clear();
+            void load(null);
+          }}
+        />
+      ) : null}
       <div ref={scroller} className="grid-scroll" role="region" aria-label="Matching dead letters" tabIndex={0}>
         <table className="grid" aria-rowcount={rows.length}>
           <thead>
             {table.getHeaderGroups().map((g) => (
               <tr key={g.id}>
                 {g.headers.map((h) => (
-                  <th key={h.id} scope="col" style={{ width: h.getSize() }}>{flexRender(h.column.columnDef.header, h.getContext())}</th>
+                  <th key={h.id} scope="col" style={{ width: h.getSize() }}>
+                    {h.column.id === 'id' ? (
+                      <>
+                        <input
+                          type="checkbox"
+                          aria-label="Select all loaded rows"
+                          checked={loaded.length > 0 && loadedSelected === loaded.length}
+                          ref={(el) => { if (el) el.indeterminate = loadedSelected > 0 && loadedSelected < loaded.length; }}
+                          onChange={(e) => setIsFull(!selection.setMany(loaded, e.target.checked))}
+                        />{' '}
+                      </>
+                    ) : null}
+                    {flexRender(h.column.columnDef.header, h.getContext())}
+                  </th>
                 ))}
               </tr>
             ))}
@@ -147,10 +211,32 @@ export function Failures({ fixed, heading }: { fixed?: DeadLetterFilter; heading
           <tbody style={{ height: virtual.getTotalSize(), position: 'relative' }}>
             {items.map((item) => {
               const row = table.getRowModel().rows[item.index]!;
+              const isCursor = item.index === cursor;
               return (
-                <tr key={row.id} data-testid="row" style={{ position: 'absolute', transform: `translateY(${item.start}px)`, height: item.size }}>
+                <tr
+                  key={row.id}
+                  data-testid="row"
+                  aria-selected={selection.ids.has(row.id)}
+                  aria-current={isCursor ? 'true' : undefined}
+                  className={isCursor ? 'cursor' : undefined}
+                  style={{ position: 'absolute', transform: `translateY(${item.start}px)`, height: item.size }}
+                >
                   {row.getVisibleCells().map((cell) => (
-                    <td key={cell.id} style={{ width: cell.column.getSize() }}>{flexRender(cell.column.columnDef.cell, cell.getContext())}</td>
+                    <td key={cell.id} style={{ width: cell.column.getSize() }}>
+                      {cell.column.id === 'id' ? (
+                        <>
+                          <input
+                            type="checkbox"
+                            aria-label={`Select event ${row.id}`}
+                            checked={selection.ids.has(row.id)}
+                            onChange={() => tick(row.id)}
+                            onFocus={() => setCursor(item.index)}
+                            ref={isCursor ? focusCheckbox : undefined}
+                          />{' '}
+                        </>
+                      ) : null}
+                      {flexRender(cell.column.columnDef.cell, cell.getContext())}
+                    </td>
                   ))}
                 </tr>
               );
@@ -163,13 +249,13 @@ export function Failures({ fixed, heading }: { fixed?: DeadLetterFilter; heading
   );
 }
 
-function FilterBar({ params, setParams }: { params: URLSearchParams; setParams: (p: URLSearchParams) => void }) {
+function FilterBar({ params, setParams, search }: { params: URLSearchParams; setParams: (p: URLSearchParams) => void; search: RefObject<HTMLInputElement | null> }) {
   const [draft, setDraft] = useState(() => Object.fromEntries(params));
   useEffect(() => setDraft(Object.fromEntries(params)), [params]);
   const field = (name: string, label: string, placeholder?: string) => (
-    <label>
+    <label key={name}>
       {label}
-      <input name={name} value={draft[name] ?? ''} placeholder={placeholder} onChange={(e) => setDraft({ ...draft, [name]: e.target.value })} />
+      <input name={name} ref={name === 'q' ? search : undefined} value={draft[name] ?? ''} placeholder={placeholder} onChange={(e) => setDraft({ ...draft, [name]: e.target.value })} />
     </label>
   );
   const apply = (event: FormEvent) => {
@@ -203,13 +289,7 @@ function FilterBar({ params, setParams }: { params: URLSearchParams; setParams: 
         ))}
       </fieldset>
       <div className="fields">
-        {field('q', 'Error text', 'e.g. connection refused')}
-        {field('type', 'Event types', 'order.created, …')}
-        {field('queue', 'Queues')}
-        {field('source', 'Sources')}
-        {field('signature', 'Error signature')}
-        {field('key', 'Ordering key')}
-        {field('contains', 'Payload contains', '{"customer":{"tier":"gold"}}')}
+        {TEXT_FILTERS.map((f) => field(f.param, f.label, f.placeholder))}
         {field('path', 'Payload path', 'customer.id')}
         {field('equals', 'equals (JSON)', '"c-42"')}
         {field('from', 'Created from', '2026-11-24T00:00:00Z')}

@@ -5,7 +5,7 @@ import { lazy, Suspense, useEffect, useMemo, useState } from 'react';
 import { useParams } from 'react-router';
 import { useMutation, useQuery, useSubscription } from 'urql';
 import { graphql } from '../graphql.ts';
-import { ago, ErrorNote, fmt, Loading, mutationProblem, needs, splitSignature, useCan } from '../ui.tsx';
+import { ago, ErrorNote, fmt, Loading, messageText, mutationProblem, needs, splitSignature, useCan } from '../ui.tsx';
 import { BulkActions } from './BulkActions.tsx';
 import { Failures } from './Failures.tsx';
 import { GroupStatus } from './Groups.tsx';
@@ -56,7 +56,7 @@ export default function GroupDetail() {
   const { message, frames } = splitSignature(g.signature);
   return (
     <div className="group-detail">
-      <h1><span className="kind">{g.errorKind}</span> {message}</h1>
+      <h1><span className="kind">{g.errorKind}</span> {messageText(message)}</h1>
       {frames.length > 0 ? <pre className="frames" data-testid="group-frames">{frames.join('\n')}</pre> : null}
       <p data-testid="group-status">
         <GroupStatus status={g.status} regressedAt={g.regressedAt} /> · {g.eventType} · <strong>{fmt(g.count)}</strong> events, <strong data-testid="group-unresolved">{fmt(g.unresolvedCount)}</strong> unresolved
@@ -75,12 +75,18 @@ export default function GroupDetail() {
       <section aria-label="History">
         <h2>History</h2>
         <ol className="timeline" data-testid="group-history">
-          {g.history.map((h) => (
+          {g.history.map((h) => {
+            // The entry that created the group is when it was first seen: the header's firstSeen, the
+            // oldest member's time. The entry itself was written when the folder got to it (later, for
+            // events inserted with an old created_at, backfilled or folded after an outage).
+            const at = h.fromStatus === null ? g.firstSeen : h.createdAt;
+            return (
             <li key={h.id}>
-              <span title={h.createdAt}>{ago(h.createdAt)}</span> · {h.fromStatus ? `${h.fromStatus} → ` : ''}<strong>{h.toStatus}</strong> by {h.actor}
+              <span title={at}>{ago(at)}</span> · {h.fromStatus ? `${h.fromStatus} → ` : ''}<strong>{h.toStatus}</strong> by {h.actor}
               {h.reason ? <> — {h.reason}</> : null}{h.note ? <span className="muted"> (note: {h.note})</span> : null}
             </li>
-          ))}
+            );
+          })}
         </ol>
       </section>
       <Failures fixed={members} heading="Events in this group" />

@@ -1,11 +1,15 @@
 // Error groups: what is failing, grouped by event type, error kind and signature (or the producer's
 // fingerprint), with status, counts, first and last seen and a 24-hour sparkline. The status
 // filter and the order live in the URL. The list refreshes when a group changes (errorGroupChanged).
+// The default order is the last 24 hours (TREND): the burst paging someone now comes first, where
+// "last seen" put a single new event above it and the all-time counts an old, large group. Groups
+// with nothing unresolved leave the default statuses on their own (they turn RESOLVED). Under each
+// message, one line to read: its first event's first stack frame, or its error's first line.
 import { lazy, Suspense, useEffect, useRef } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useQuery, useSubscription } from 'urql';
 import { graphql, type ResultOf, type VariablesOf } from '../graphql.ts';
-import { ago, ErrorNote, fmt, Loading, splitSignature } from '../ui.tsx';
+import { ago, ErrorNote, fmt, Loading, messageText, splitSignature } from '../ui.tsx';
 
 const Chart = lazy(() => import('./Chart.tsx'));
 
@@ -13,7 +17,7 @@ const GroupsQuery = graphql(`
   query ErrorGroups($filter: ErrorGroupFilter, $orderBy: ErrorGroupOrderField) {
     errorGroups(filter: $filter, orderBy: $orderBy, first: 100) {
       totalCount
-      edges { node { id status eventType errorKind signature count unresolvedCount firstSeen lastSeen regressedAt hourly(hours: 24) { start count } } }
+      edges { node { id status eventType errorKind signature sampleHeadline count unresolvedCount firstSeen lastSeen regressedAt hourly(hours: 24) { start count } } }
     }
   }
 `);
@@ -26,17 +30,18 @@ type Status = NonNullable<NonNullable<VariablesOf<typeof GroupsQuery>['filter']>
 type Order = NonNullable<VariablesOf<typeof GroupsQuery>['orderBy']>;
 export const GROUP_STATUSES: Status[] = ['OPEN', 'ACKNOWLEDGED', 'RESOLVED', 'IGNORED'];
 const ORDERS: { value: Order; label: string }[] = [
-  { value: 'LAST_SEEN', label: 'Last seen' },
-  { value: 'COUNT', label: 'Count' },
-  { value: 'UNRESOLVED', label: 'Unresolved' },
   { value: 'TREND', label: 'Last 24 hours' },
+  { value: 'UNRESOLVED', label: 'Unresolved' },
+  { value: 'COUNT', label: 'Count' },
+  { value: 'LAST_SEEN', label: 'Last seen' },
 ];
+const DEFAULT_ORDER: Order = 'TREND';
 type Group = ResultOf<typeof GroupsQuery>['errorGroups']['edges'][number]['node'];
 
 export default function Groups() {
   const [params, setParams] = useSearchParams();
   const statuses = (params.get('status') ?? 'OPEN,ACKNOWLEDGED').split(',').filter((s): s is Status => (GROUP_STATUSES as string[]).includes(s));
-  const orderBy = (ORDERS.find((o) => o.value === params.get('order'))?.value ?? 'LAST_SEEN') as Order;
+  const orderBy = ORDERS.find((o) => o.value === params.get('order'))?.value ?? DEFAULT_ORDER;
   const filter = statuses.length ? { statuses } : {};
   const [result, refetch] = useQuery({ query: GroupsQuery, variables: { filter, orderBy } });
   // A change refetches the page, at most once a second.
@@ -103,12 +108,18 @@ export function GroupStatus({ status, regressedAt }: { status: string; regressed
 
 function GroupRow({ group: g }: { group: Group }) {
   const { message, frames } = splitSignature(g.signature);
+  const text = messageText(message);
+  // Under the message: the first frame of a stored stack (as stored, with its line), else the
+  // first line of the error as it was (the message above is the signature, with <n> for numbers).
+  const headline = g.sampleHeadline ?? frames[0] ?? null;
   return (
     <tr data-testid="group-row">
       <td><GroupStatus status={g.status} regressedAt={g.regressedAt} /></td>
       <td className="ellipsis" title={g.signature}>
-        <span className="kind">{g.errorKind}</span> <Link to={`/groups/${g.id}`}>{message}</Link>
-        {frames.length > 0 ? <><br /><span className="frame">{frames[0]}</span></> : null}
+        <span className="kind">{g.errorKind}</span>{' '}
+        {/* An empty message still needs a name that tells this group's link from the others'. */}
+        <Link to={`/groups/${g.id}`} aria-label={message.trim() === '' ? `${text} ${g.errorKind} ${g.eventType}` : undefined}>{text}</Link>
+        {headline ? <><br /><span className="frame" data-testid="group-headline">{headline}</span></> : null}
       </td>
       <td>{g.eventType}</td>
       <td className="num">{fmt(g.count)}</td>
@@ -117,7 +128,7 @@ function GroupRow({ group: g }: { group: Group }) {
       <td title={g.lastSeen}>{ago(g.lastSeen)}</td>
       <td>
         <Suspense fallback={<span className="spark" />}>
-          <Chart spark label={`Hourly count of ${message}`} times={g.hourly.map((h) => h.start)} counts={g.hourly.map((h) => h.count)} width={120} height={28} />
+          <Chart spark label={`Hourly count of ${text}`} times={g.hourly.map((h) => h.start)} counts={g.hourly.map((h) => h.count)} width={120} height={28} />
         </Suspense>
       </td>
     </tr>

@@ -1,10 +1,12 @@
 import { lazy, Suspense, useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { Link } from 'react-router';
-import { useQuery } from 'urql';
+import { useQuery, useSubscription } from 'urql';
 import { useLiveStream } from '../api.ts';
 import { paramsOf, STATUSES } from '../filters.ts';
 import { graphql, type ResultOf } from '../graphql.ts';
-import { ago, duration, ErrorNote, fmt, Loading, StatusBadge, useSession } from '../ui.tsx';
+import { HELD_LABEL, heldWhy } from '../held.tsx';
+import { DeliveryCharts } from './DeliveryCharts.tsx';
+import { ago, duration, ErrorNote, fmt, Loading, messageText, splitSignature, StatusBadge, useSession } from '../ui.tsx';
 
 const Chart = lazy(() => import('./Chart.tsx'));
 
@@ -18,17 +20,18 @@ const OverviewQuery = graphql(`
       oldestPendingAgeSeconds
       retrySuccessRate
       timeSeries(bucket: HOUR, from: $from, to: $to) { start count }
-      topErrors(limit: 8) { signature count firstSeen lastSeen sampleId }
     }
     redrives(first: 10, statuses: [RUNNING, PAUSED]) { id status progress processed total ratePerSecond reason }
+    errorGroups(orderBy: UNRESOLVED, first: 8) {
+      edges { node { id eventType errorKind signature count unresolvedCount lastSeen hourly(hours: 24) { start count } } }
+    }
   }
 `);
 
-const SignatureSeries = graphql(`
-  query SignatureSeries($signature: String!, $from: DateTime!, $to: DateTime!) {
-    deadLetterStats(filter: { errorSignatures: [$signature] }) { timeSeries(bucket: HOUR, from: $from, to: $to) { start count } }
-  }
-`);
+// Its own request, so the figures above do not wait for it.
+const HeldQuery = graphql(`query OverviewHeld { heldEventCounts { eventType policyEventType reason count } }`);
+
+const GroupsChanged = graphql(`subscription OverviewGroups { errorGroupChanged { kind } }`);
 
 type Counts = ResultOf<typeof CountsChanged>['deadLetterStatsChanged'];
 
@@ -43,22 +46,42 @@ export function Overview() {
   const [counts, setCounts] = useState<Counts | null>(null);
   const [liveError, setLiveError] = useState<string | null>(null);
   const [range, setRange] = useState(lastDay);
-  const [result, refetch] = useQuery({ query: OverviewQuery, variables: range });
-  // The figures below the counts are re-read when the counts move, at most every 3 s.
+  const [refreshAt, setRefreshAt] = useState(0);
+  const [result, refetchFigures] = useQuery({ query: OverviewQuery, variables: range });
+  const [held, refetchHeld] = useQuery({ query: HeldQuery });
+  const refetch = useCallback((opts: { requestPolicy: 'network-only' }) => {
+    refetchFigures(opts);
+    refetchHeld(opts);
+  }, [refetchFigures, refetchHeld]);
+  // The figures below the counts are re-read when the counts or the error groups move, at most
+  // every 3 s, the last move included.
   const lastRefresh = useRef(0);
+  const pending = useRef<ReturnType<typeof setTimeout> | null>(null);
+  const refreshSoon = useCallback(() => {
+    if (pending.current) return;
+    pending.current = setTimeout(() => {
+      pending.current = null;
+      lastRefresh.current = Date.now();
+      const next = lastDay();
+      setRange((r) => (r.to === next.to ? r : next));
+      setRefreshAt(lastRefresh.current);
+      refetch({ requestPolicy: 'network-only' });
+    }, Math.max(0, lastRefresh.current + 3_000 - Date.now()));
+  }, [refetch]);
+  useEffect(() => () => void (pending.current && clearTimeout(pending.current)), []);
   const onCounts = useCallback(
     (data: ResultOf<typeof CountsChanged>) => {
       setCounts(data.deadLetterStatsChanged);
       setLiveError(null);
-      const now = Date.now();
-      if (now - lastRefresh.current > 3_000) {
-        lastRefresh.current = now;
-        setRange(lastDay());
-      }
+      refreshSoon();
     },
-    [],
+    [refreshSoon],
   );
   useLiveStream(api, { query: CountsChanged, variables: {}, onData: onCounts, onError: setLiveError });
+  const [groupsChanged] = useSubscription({ query: GroupsChanged });
+  useEffect(() => {
+    if (groupsChanged.data) refreshSoon();
+  }, [groupsChanged.data, refreshSoon]);
   // Redrive progress moves without changing counts much: poll while any runs.
   const running = (result.data?.redrives.length ?? 0) > 0;
   useEffect(() => {
@@ -70,6 +93,7 @@ export function Overview() {
   const byStatus = useMemo(() => new Map(counts?.byStatus.map((s) => [s.status, s.count]) ?? []), [counts]);
   const stats = result.data?.deadLetterStats;
   const lastDayTotal = stats?.timeSeries.reduce((sum, b) => sum + b.count, 0);
+  const topGroups = result.data?.errorGroups.edges.map((e) => e.node).filter((g) => g.unresolvedCount > 0) ?? [];
 
   return (
     <div className="overview">
@@ -110,12 +134,15 @@ export function Overview() {
               <span className="value">{fmt(result.data!.redrives.filter((r) => r.status === 'RUNNING').length)}</span>
             </Link>
           </section>
+          <HeldSection counts={held.data?.heldEventCounts ?? null} />
           <section aria-labelledby="per-hour">
             <h2 id="per-hour">Failures per hour</h2>
             <Suspense fallback={<div className="chart" />}>
               <Chart label="Failures per hour over the last 24 hours" times={stats.timeSeries.map((b) => b.start)} counts={stats.timeSeries.map((b) => b.count)} width={900} height={220} />
             </Suspense>
           </section>
+          <DeliveryCharts groupBy="EVENT_TYPE" refreshAt={refreshAt} />
+          <p><Link to="/targets">Deliveries by target</Link></p>
           {result.data!.redrives.length ? (
             <section aria-labelledby="running-redrives">
               <h2 id="running-redrives">Redrives in progress</h2>
@@ -131,22 +158,37 @@ export function Overview() {
           ) : null}
           <section aria-labelledby="top-errors">
             <h2 id="top-errors">Top errors</h2>
-            {stats.topErrors.length === 0 ? <p className="muted">No failures yet.</p> : null}
-            <table className="plain-table">
-              <thead>
-                <tr><th scope="col">Error signature</th><th scope="col">Count</th><th scope="col">Last 24 h</th><th scope="col">Last seen</th></tr>
-              </thead>
-              <tbody>
-                {stats.topErrors.map((e) => (
-                  <tr key={e.signature}>
-                    <td><Link to={`/failures?${paramsOf({ signature: e.signature })}`} className="mono">{e.signature || '(empty message)'}</Link></td>
-                    <td>{fmt(e.count)}</td>
-                    <td><Sparkline signature={e.signature} range={range} /></td>
-                    <td title={e.lastSeen}>{ago(e.lastSeen)}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
+            {/* Unresolved members per error group, kept by the database's folder: what still needs
+                someone, without the events that have since succeeded, and without a scan. */}
+            <p className="muted">Error groups with the most unresolved events (pending, processing or exhausted) now.</p>
+            {topGroups.length === 0 ? <p className="muted" data-testid="no-top-errors">Nothing unresolved.</p> : (
+              <table className="plain-table" data-testid="top-errors">
+                <thead>
+                  <tr><th scope="col">Error</th><th scope="col">Event type</th><th scope="col">Unresolved</th><th scope="col">All events</th><th scope="col">Last 24 h</th><th scope="col">Last seen</th></tr>
+                </thead>
+                <tbody>
+                  {topGroups.map((g) => {
+                    const text = messageText(splitSignature(g.signature).message);
+                    return (
+                      <tr key={g.id} data-testid="top-error">
+                        <td className="ellipsis" title={g.signature}>
+                          <span className="kind">{g.errorKind}</span> <Link to={`/groups/${g.id}`} className="mono">{text}</Link>
+                        </td>
+                        <td>{g.eventType}</td>
+                        <td className="num">{fmt(g.unresolvedCount)}</td>
+                        <td className="num">{fmt(g.count)}</td>
+                        <td>
+                          <Suspense fallback={<span className="spark" />}>
+                            <Chart spark label={`Hourly count of ${text}`} times={g.hourly.map((h) => h.start)} counts={g.hourly.map((h) => h.count)} width={120} height={28} />
+                          </Suspense>
+                        </td>
+                        <td title={g.lastSeen}>{ago(g.lastSeen)}</td>
+                      </tr>
+                    );
+                  })}
+                </tbody>
+              </table>
+            )}
           </section>
         </>
       )}
@@ -154,13 +196,29 @@ export function Overview() {
   );
 }
 
-function Sparkline({ signature, range }: { signature: string; range: { from: string; to: string } }) {
-  const [result] = useQuery({ query: SignatureSeries, variables: { signature, ...range } });
-  const series = result.data?.deadLetterStats.timeSeries;
-  if (!series) return <span className="spark" />;
+type HeldCount = ResultOf<typeof HeldQuery>['heldEventCounts'][number];
+
+/** How many PENDING events wait for something other than time, per type and reason. */
+function HeldSection({ counts }: { counts: readonly HeldCount[] | null }) {
+  if (!counts) return null;
+  const total = counts.reduce((sum, c) => sum + c.count, 0);
   return (
-    <Suspense fallback={<span className="spark" />}>
-      <Chart spark label={`Hourly count of ${signature}`} times={series.map((b) => b.start)} counts={series.map((b) => b.count)} width={120} height={28} />
-    </Suspense>
+    <section aria-labelledby="held-h">
+      <h2 id="held-h">Held: <span data-testid="held-total">{fmt(total)}</span></h2>
+      {total === 0 ? <p className="muted">No event waits for a paused type, a missing target or a blocked ordering key.</p> : (
+        <table className="plain-table" data-testid="held-counts">
+          <thead><tr><th scope="col">Event type</th><th scope="col">Why</th><th scope="col">Held</th></tr></thead>
+          <tbody>
+            {counts.slice(0, 8).map((c) => (
+              <tr key={`${c.eventType} ${c.reason}`}>
+                <td><Link to={`/failures?${paramsOf({ type: c.eventType, status: 'PENDING' })}`}>{c.eventType}</Link></td>
+                <td title={heldWhy(c, c.eventType)}>{HELD_LABEL[c.reason]}{c.reason === 'BLOCKED_KEY' ? '' : ` (policy ${c.policyEventType})`}</td>
+                <td className="num">{fmt(c.count)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </section>
   );
 }

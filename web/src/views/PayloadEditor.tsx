@@ -10,11 +10,11 @@ import { create } from 'jsondiffpatch';
 import { format as toJsonPatch } from 'jsondiffpatch/formatters/jsonpatch';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { ErrorNote, mutationProblem, parseJson, useSession } from '../ui.tsx';
-import { EditPayload, type Detail } from './EventDetail.tsx';
+import { EditPayload, type EditableEvent } from './editPayload.ts';
 
 const differ = create({ objectHash: (o: object) => JSON.stringify(o) });
 
-export default function PayloadEditor({ dl, onDone }: { dl: Detail; onDone: () => void }) {
+export default function PayloadEditor({ dl, onDone }: { dl: EditableEvent; onDone: () => void }) {
   const { api } = useSession();
   const original = useMemo(() => JSON.stringify(dl.payload, null, 2), [dl.payload]);
   const [text, setText] = useState(original);

@@ -41,7 +41,11 @@ export default function Redrives() {
           {redrives.map((r) => (
             <tr key={r.id}>
               <td><Link to={`/redrives/${r.id}`}>{r.id}</Link></td>
-              <td><StatusBadge status={r.status} />{r.pausedBy === 'GUARD' ? ' by its guard' : ''}</td>
+              <td>
+                {/* The runner's COMPLETED means every event was requeued, not delivered: its page says what became of them. */}
+                {r.status === 'COMPLETED' ? <span className="badge status-requeued">ALL REQUEUED</span> : <StatusBadge status={r.status} />}
+                {r.pausedBy === 'GUARD' ? ' by its guard' : ''}
+              </td>
               <td><progress value={r.processed} max={Math.max(r.total, 1)} aria-label={`Redrive ${r.id} progress`} /> {fmt(r.processed)} / {fmt(r.total)}</td>
               <td>{rateText(r)}</td>
               <td>{r.createdBy}</td>

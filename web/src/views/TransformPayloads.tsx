@@ -14,13 +14,13 @@ import { format as toJsonPatch } from 'jsondiffpatch/formatters/jsonpatch';
 import { useEffect, useMemo, useRef, useState } from 'react';
 import type { DeadLetterFilter } from '../filters.ts';
 import { graphql, readFragment, type ResultOf } from '../graphql.ts';
-import { ErrorNote, fmt, mutationProblem, parseJson, useSession } from '../ui.tsx';
+import { ErrorNote, fmt, mutationProblem, parseJson, StatusBadge, useSession } from '../ui.tsx';
 
 const PreviewQuery = graphql(`
   query PreviewTransform($input: PreviewTransformInput!) {
     previewTransform(input: $input) {
       __typename
-      ... on TransformPreview { matched changed unchanged failed failures { reason count ids } samples { id before after } }
+      ... on TransformPreview { matched changed unchanged failed failures { reason count ids } finished byStatus { status count } samples { id status before after } }
       ... on MutationError { code message }
     }
   }
@@ -53,6 +53,8 @@ const UndoMutation = graphql(`
 const TransformQuery = graphql(`query Transform($id: ID!) { transform(id: $id) { ...TransformFields } }`, [TransformFields]);
 type Transform = ResultOf<typeof TransformFields>;
 const ACTIVE = new Set(['RUNNING', 'UNDOING']);
+/** Statuses whose retrying has ended (as FINISHED_STATUSES in src/domain/payloadTransforms.ts). */
+const FINISHED: readonly string[] = ['SUCCEEDED', 'RESOLVED', 'DISCARDED'];
 
 type Kind = 'patch' | 'mergePatch';
 type Preview = Extract<NonNullable<ResultOf<typeof PreviewQuery>['previewTransform']>, { __typename: 'TransformPreview' }>;
@@ -219,6 +221,14 @@ function TransformPreviewView({ preview }: { preview: Preview }) {
         Of <strong>{fmt(preview.matched)}</strong> matching: <strong data-testid="transform-changed">{fmt(preview.changed)}</strong> change,{' '}
         {fmt(preview.unchanged)} stay the same, {fmt(preview.failed)} the patch does not apply to. Nothing has changed yet.
       </p>
+      {preview.finished > 0 ? (
+        <p role="alert" className="warning" data-testid="transform-finished">
+          {fmt(preview.finished)} of them already ended:{' '}
+          {preview.byStatus.filter((s) => FINISHED.includes(s.status)).map((s) => `${fmt(s.count)} ${s.status}`).join(', ')}.
+          The transform rewrites their stored payloads too (one fixed by hand, say), though nothing redelivers them.
+          To leave them alone, narrow the filter to pending and exhausted events.
+        </p>
+      ) : null}
       {preview.failures.length ? (
         <>
           <p className="error-note">All or nothing: while the patch fails on any event, it cannot be applied.</p>
@@ -227,12 +237,12 @@ function TransformPreviewView({ preview }: { preview: Preview }) {
           </ul>
         </>
       ) : null}
-      {preview.samples.map((s) => <SampleDiff key={s.id} id={s.id} before={s.before} after={s.after} />)}
+      {preview.samples.map((s) => <SampleDiff key={s.id} id={s.id} status={s.status} before={s.before} after={s.after} />)}
     </section>
   );
 }
 
-function SampleDiff({ id, before, after }: { id: string; before: unknown; after: unknown }) {
+function SampleDiff({ id, status, before, after }: { id: string; status: string; before: unknown; after: unknown }) {
   const box = useRef<HTMLDivElement>(null);
   const operations = useMemo(() => {
     const delta = differ.diff(before, after);
@@ -252,7 +262,10 @@ function SampleDiff({ id, before, after }: { id: string; before: unknown; after:
   }, [id, before, after]);
   return (
     <figure className="sample-diff" data-testid="transform-sample">
-      <figcaption>Event {id}: before (left) and after (right)</figcaption>
+      <figcaption>
+        Event {id} <StatusBadge status={status} />: before (left) and after (right)
+        {FINISHED.includes(status) ? <strong className="field-error"> Already {status}: this rewrites a payload whose retrying has ended.</strong> : null}
+      </figcaption>
       <ul className="ops">
         {operations.map((op, i) => (
           <li key={i}><code>{op.op}</code> <code>{op.path}</code>{'value' in op ? <> → <code>{JSON.stringify(op.value)}</code></> : null}</li>
