@@ -1,6 +1,11 @@
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { pino } from 'pino';
+import { createDb } from '../src/db/createDb.ts';
 import { decodeCursor } from '../src/live/changeCursor.ts';
+import { createChangeFeed } from '../src/live/changeFeed.ts';
+import { createChangeListener } from '../src/live/changeListener.ts';
+import { createLivePubSub } from '../src/live/liveEvents.ts';
 import type { ChangeBatch } from '../src/live/liveEvents.ts';
 import { testPool, useTestDatabase } from './helpers/db.ts';
 import { startBlackholeProxy } from './helpers/blackholeProxy.ts';
@@ -111,6 +116,29 @@ describe('the change feed', () => {
     } finally {
       await elsewhere.query('rollback');
       await elsewhere.end();
+    }
+  });
+
+  it('serves a row to a subscriber that arrived while a read without subscribers was moving the cursor past it', async () => {
+    // One connection, held, so the feed's horizon read waits while the subscriber comes and the
+    // row commits: the horizon's snapshot then covers the row.
+    const small = createDb(t.url, { poolMax: 1, acquireTimeoutMs: 30_000, statementTimeoutMs: 15_000, applicationName: 'lazarus-test-feed' });
+    const listener = createChangeListener({ url: t.url, logger: pino({ level: 'silent' }) });
+    const feed = createChangeFeed({ db: small.db, listener, events: createLivePubSub(), logger: pino({ level: 'silent' }), fallbackPollMs: 600_000 });
+    try {
+      await feed.start();
+      const held = await small.pool.connect();
+      const read = feed.caughtUp();
+      const seen: string[] = [];
+      feed.events.onBatch((batch) => seen.push(...batch.deadLetters.map((e) => e.deadLetter!.id.toString())));
+      const id = await insertRow();
+      held.release();
+      await read;
+      await feed.caughtUp();
+      expect(seen).toEqual([id]);
+    } finally {
+      await feed.stop();
+      await small.close();
     }
   });
 

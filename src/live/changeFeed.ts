@@ -119,6 +119,12 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
       // Nobody subscribed: move past everything that has ended (one small query) instead of
       // reading rows nobody would receive. A subscriber that arrives later starts from there.
       const horizon: ChangeCursor = { xid: await readChangeHorizon(deps.db), changeId: 0n };
+      // A subscriber that arrived while the horizon was read may already be waiting for a row the
+      // horizon's snapshot covers: then the cursor stays, and the next read (at once) serves it.
+      if (deps.events.listenerCount() > 0) {
+        again = true;
+        return 0;
+      }
       if (compareCursors(horizon, cursor) > 0) cursor = horizon;
       if (hintedMax > seenMax) seenMax = hintedMax;
       return 0;
