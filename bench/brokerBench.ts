@@ -45,6 +45,8 @@ export interface Contestant {
   run: () => Promise<number>;
   /** Untimed: check the sink holds exactly what was moved; throws otherwise. */
   verify: (moved: number) => Promise<void>;
+  /** Read after `run`: milliseconds of it not to count (a start-up measured apart). */
+  untimedMs?: () => number;
   /** CPU ms used so far by the contestant's PostgreSQL backends (null: /proc cannot see them), read before and after `run`. */
   databaseCpuMs?: () => Promise<number | null>;
 }
@@ -105,7 +107,7 @@ export async function runInterleaved(p: {
       const cpuBefore = await c.databaseCpuMs?.();
       const started = performance.now();
       const moved = await c.run();
-      const seconds = (performance.now() - started) / 1000;
+      const seconds = (performance.now() - started - (c.untimedMs?.() ?? 0)) / 1000;
       const cpuAfter = await c.databaseCpuMs?.();
       if (typeof cpuBefore === 'number' && typeof cpuAfter === 'number') cpus.get(c.label)!.push(((cpuAfter - cpuBefore) * 1000) / moved);
       await c.verify(moved);
