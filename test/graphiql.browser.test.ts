@@ -85,6 +85,10 @@ describe('GraphiQL', () => {
       // The editor swaps in the tab's document a moment after the tab turns active (under load,
       // an execute in between ran the previous tab's operation name against it).
       await page.locator('.graphiql-query-editor', { hasText: /subscription\s+DeadLetterChanges/ }).waitFor();
+      // GraphiQL takes the document's operation name in a debounced change handler (100 ms), which
+      // first stores the query: until then an execute sends the previous tab's operation name
+      // ("Cannot infer operation LatestDeadLetters").
+      await page.waitForFunction(() => /subscription\s+DeadLetterChanges/.test(localStorage.getItem('graphiql:query') ?? ''));
       await page.locator('.graphiql-execute-button').click();
       // Subscribed once the feed has a listener: only then is a new row this tab's to see.
       for (const deadline = Date.now() + 15_000; live.feed.events.listenerCount() === 0;) {

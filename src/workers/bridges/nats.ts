@@ -199,6 +199,10 @@ async function openSource(s: NatsBridgeSettings, ctx: BridgeContext, handle: Nat
       stopWatching.abort();
       ready.length = 0;
       await messages.close().catch(() => {});
+      // A round trip, so the server has dropped this consumer's open pull requests before close
+      // returns: a message published after a pause otherwise went to a pull nobody read, and waited
+      // out ackWait as "ack pending" before its redelivery.
+      await nc.flush().catch(() => {});
       for (const m of unacked) nakQuietly(m);
       unacked.clear();
       await release();
