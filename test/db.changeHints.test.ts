@@ -99,3 +99,40 @@ describe('lazarus.change_hints', () => {
     expect(history.rows).toEqual([{ action: 'RECORDED' }]);
   });
 });
+
+// Migration 20261208100000_coalesced_change_hints: while one open transaction holds the hint turn,
+// other writers send none; the feed reads their rows at the holder's hint or in its trailing reads.
+describe('coalesced hints', () => {
+  it('sends no hint for a writer while another open transaction holds a hint, and one again once it ended', async () => {
+    const holder = await sql.connect();
+    try {
+      await holder.query('begin');
+      await insert(holder);
+      expect(await hintsOf(null, insert)).toEqual([]);
+      // The holder's own hint, delivered at its commit.
+      expect(await hintsOf(null, () => holder.query('commit'))).toEqual(['insert']);
+    } finally {
+      holder.release();
+    }
+    expect(await hintsOf(null, insert)).toEqual(['insert']);
+  });
+
+  it('serves the rows of writers that sent no hint, at the hint of the transaction that held the turn', async () => {
+    // No poll in this test's lifetime: only hints and the reads that follow them serve the rows.
+    service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false', LIVE_POLL_MS: '60000' }), silentLogger);
+    sub = await subscribeSse(`${service.url}/graphql`, 'subscription { deadLetterAdded { deadLetter { eventType } } }', {});
+    const holder = await sql.connect();
+    try {
+      await holder.query('begin');
+      await holder.query(`insert into dead_letters (event_type, payload) values ('held.turn', '{}')`);
+      const quiet = await hintsOf(null, (c) => c.query(`insert into dead_letters (event_type, payload) values ('no.hint', '{}')`));
+      expect(quiet).toEqual([]);
+      await holder.query('commit');
+    } finally {
+      holder.release();
+    }
+    const events = await sub.take(2);
+    expect(events.map((e) => (e.data as { deadLetterAdded: { deadLetter: { eventType: string } } }).deadLetterAdded.deadLetter.eventType).sort())
+      .toEqual(['held.turn', 'no.hint']);
+  });
+});

@@ -30,8 +30,10 @@ import type { ChangeListener } from './changeListener.ts';
 
 export const DEFAULT_BATCH_SIZE = 500;
 export const DEFAULT_MAX_QUEUED_EVENTS = 10_000;
-// After a hint whose rows are still above the horizon (an older transaction is open), re-read
-// soon rather than waiting for the fallback timer: 5 ms, doubling up to 250 ms, until they are read.
+// After every hint, re-read soon rather than waiting for the fallback timer: 5 ms, doubling up to
+// 250 ms. Once for writers that sent no hint of their own because another open transaction held
+// the turn (migration 20261208100000_coalesced_change_hints) and committed after the read; and for
+// as long as a hint's rows are still above the horizon (an older transaction is open).
 const CHASE_MIN_MS = 5;
 const CHASE_MAX_MS = 250;
 // Under a steady stream of hints, reads are spaced by 0.125 ms per open subscription, at most
@@ -84,6 +86,8 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
   let again = false;
   let timer: NodeJS.Timeout | undefined;
   let chaseMs = CHASE_MIN_MS;
+  // Reads left after the last hint (CHASE_MIN_MS doubling to CHASE_MAX_MS).
+  let trailing = false;
   let hintedMax = 0n;
   let seenMax = 0n;
   let waiters: (() => void)[] = [];
@@ -183,7 +187,8 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
       if (seenMax >= hintedMax) behindSince = null;
       const fallbackMs = fallbackPollMs;
       // A forged hint can name a change id that never comes: then this polls every CHASE_MAX_MS.
-      if (hintedMax > seenMax) {
+      if (hintedMax > seenMax || trailing) {
+        trailing = chaseMs < CHASE_MAX_MS;
         schedule(Math.min(chaseMs, fallbackMs));
         chaseMs = Math.min(chaseMs * 2, CHASE_MAX_MS);
       } else schedule(fallbackMs);
@@ -202,6 +207,7 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
     if (hint.maxChangeId > hintedMax) hintedMax = hint.maxChangeId;
     if (hintedMax > seenMax) behindSince ??= Date.now();
     chaseMs = CHASE_MIN_MS;
+    trailing = true;
     trigger();
   });
   deps.listener.onConnected(() => {

@@ -89,7 +89,12 @@ async function hintsFromInsert(writer: pg.Client, counter: Awaited<ReturnType<ty
     await writer.query('select set_config($1, $2, false)', [name, value]);
   }
   const before = counter.hints.length;
+  // The insert's transaction first waits for the hint turn (migration 20261208100000): the service's
+  // own error group folds take it too, and a writer that finds it taken sends no hint by design.
+  await writer.query('begin');
+  await writer.query('select pg_advisory_xact_lock(1281450066, 1)');
   const [id] = await insertRows(writer, 1, 'pressure');
+  await writer.query('commit');
   await counter.settle(writer);
   return { id: id!, hinted: counter.hints.length - before };
 }
