@@ -193,18 +193,26 @@ async function latencyPhase(url: string, databaseUrl: string, subscribers: numbe
     sse = null;
     const rawLatencies = [...raw].filter(([id]) => sent.has(id)).map(([id, at]) => at - sent.get(id)!);
     const sseLatencies: number[] = [];
+    // The rows whose transaction sent no hint of its own (another held the hint turn: live-feed.md,
+    // "Coalesced hints"), apart: they are read at another writer's hint or in the trailing reads.
+    const unhintedLatencies: number[] = [];
+    const hintedLatencies: number[] = [];
     let missed = 0;
     for (const times of received) {
       for (const [id, t0] of sent) {
         const at = times[id - baseId]!;
         if (Number.isNaN(at)) missed += 1;
-        else sseLatencies.push(at - t0);
+        else {
+          sseLatencies.push(at - t0);
+          (raw.has(id) ? hintedLatencies : unhintedLatencies).push(at - t0);
+        }
       }
     }
     return {
       subscribers, inserted: sent.size, achievedRate: Math.round(sent.size / elapsed), commitAck: percentiles(acks),
       ...(periodicStatementsMs !== undefined && { periodicStatementsMs, heldTransactions }),
-      rawListen: percentiles(rawLatencies), lazarusSse: percentiles(sseLatencies), missed, disconnectedTooSlow: tooSlow,
+      rawListen: percentiles(rawLatencies), lazarusSse: percentiles(sseLatencies), lazarusSseHinted: percentiles(hintedLatencies), lazarusSseUnhinted: percentiles(unhintedLatencies),
+      sseP99OverCommitAckP99: +(percentiles(sseLatencies).p99 / percentiles(acks).p99).toFixed(2), missed, disconnectedTooSlow: tooSlow,
       insertDeadlocks: deadlocks.n,
     };
   } finally {

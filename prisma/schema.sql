@@ -611,11 +611,16 @@ $$;
 --
 
 CREATE FUNCTION public.lazarus_hint_turn() RETURNS boolean
-    LANGUAGE sql
+    LANGUAGE plpgsql
     AS $$
+BEGIN
+  -- 'each': every transaction hints, as before this migration (a session, role or database setting).
+  IF lower(btrim(coalesce(current_setting('lazarus.change_hints', true), ''))) = 'each' THEN
+    RETURN true;
+  END IF;
   -- 1281450066 is 'LAZR' as an int4; 1: the change hint.
-  SELECT pg_try_advisory_xact_lock(1281450066, 1);
-$$;
+  RETURN pg_try_advisory_xact_lock(1281450066, 1);
+END $$;
 
 --
 -- Name: lazarus_is_unresolved(public."DeadLetterStatus"); Type: FUNCTION; Schema: public; Owner: -
@@ -1517,7 +1522,7 @@ BEGIN
     FROM changed
    WHERE change_xid = pg_current_xact_id()
   HAVING count(*) > 0;
-  IF hint IS NOT NULL AND lazarus_hint_turn() THEN
+  IF hint IS NOT NULL THEN
     PERFORM pg_notify('lazarus_changes', hint::text);
   END IF;
   RETURN NULL;

@@ -117,6 +117,18 @@ describe('coalesced hints', () => {
     expect(await hintsOf(null, insert)).toEqual(['insert']);
   });
 
+  it("hints every transaction's statements with lazarus.change_hints = 'each', turn or not", async () => {
+    const holder = await sql.connect();
+    try {
+      await holder.query('begin');
+      await insert(holder);
+      expect(await hintsOf(' Each ', insert)).toEqual(['insert']);
+      expect(await hintsOf(null, () => holder.query('commit'))).toEqual(['insert']);
+    } finally {
+      holder.release();
+    }
+  });
+
   it('serves the rows of writers that sent no hint, at the hint of the transaction that held the turn', async () => {
     // No poll in this test's lifetime: only hints and the reads that follow them serve the rows.
     service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false', LIVE_POLL_MS: '60000' }), silentLogger);
