@@ -1,43 +1,30 @@
 // The console's Alerts view in a real headless Chromium, against the real service (its folder
 // raises NEW_GROUP, its deliverer posts) on a real PostgreSQL, with local receivers. What the page
 // claims is checked in the database and at the receiver.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { silentLogger } from './helpers/retry.ts';
 import { startSink, type Sink, type SinkRequest } from './helpers/sink.ts';
 
 const t = useTestDatabase();
 const SECRET = `whsec_${Buffer.from('console-alert-signing-key').toString('base64')}`;
-let browser: Browser;
-let service: RunningService;
 let receiver: Sink;
 let refuser: Sink;
 
 beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
   [receiver, refuser] = await Promise.all([startSink(), startSink()]);
   refuser.respond = (_req, res) => void res.writeHead(410).end('gone');
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, LAZARUS_REDRIVE_THRESHOLD: '1000' }), silentLogger);
 });
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
   await Promise.all([receiver?.close(), refuser?.close()]);
 });
+const app = useConsole(t, { LAZARUS_REDRIVE_THRESHOLD: '1000' }, { timeoutMs: 15_000 });
 
-async function open(path: string, base = service.url): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.setDefaultTimeout(15_000); // a missing element fails with its locator, inside the test's timeout
-  await page.goto(`${base}${path}`);
-  return page;
-}
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 const nextRequest = (sink: Sink, subject: string) => new Promise<SinkRequest>((resolve) => {
   const onRequest = (r: SinkRequest) => {
@@ -50,7 +37,7 @@ const nextRequest = (sink: Sink, subject: string) => new Promise<SinkRequest>((r
 
 describe('console alerts', () => {
   it('creates a rule (showing the private-target refusal beside the field), then a new group’s alert arrives delivered, and a test alert too', async () => {
-    const page = await open('/alerts');
+    const page = await app.open('/alerts');
     await page.getByText('No alert rules yet.').waitFor();
     await page.getByRole('button', { name: 'New alert rule' }).click();
     await page.getByLabel('Name').fill('new groups to on-call');
@@ -102,7 +89,7 @@ describe('console alerts', () => {
   });
 
   it('says before saving that a rule needs a signing secret, even for Slack, and generates one', async () => {
-    const page = await open('/alerts');
+    const page = await app.open('/alerts');
     await page.getByRole('button', { name: 'New alert rule' }).click();
     await page.getByLabel('Name').fill('slack on-call');
     await page.getByLabel('Webhook URL').fill(receiver.url);
@@ -131,7 +118,7 @@ describe('console alerts', () => {
                       ('backlog', 'BACKLOG', 10000, 3600, $3, $2, true, 'STANDARD', false)`,
       [refuser.url, SECRET, receiver.url]);
     await sql(`select lazarus_raise_alert('REDRIVE_PAUSED', 'redrive:7', 'redrive 7 paused: 60% of 100 deliveries failed')`);
-    const page = await open('/alerts');
+    const page = await app.open('/alerts');
     const failed = page.getByTestId('alert-row').filter({ hasText: 'pager' });
     await failed.getByText('FAILED', { exact: true }).waitFor();
     expect(await failed.innerText()).toMatch(/redrive 7\s+redrive 7 paused: 60% of 100 deliveries failed\s+FAILED 1 attempt\s+last error: .*410/);
@@ -189,7 +176,7 @@ describe('console alerts with API keys', () => {
     await sql(`insert into alert_rules (name, trigger, threshold, target_url, signing_secret, format)
                values ('backlog', 'BACKLOG', 5000, 'https://hooks.example.invalid/services/T000/B000/very-secret-path', $1, 'SLACK')`, [SECRET]);
     await sql(`select lazarus_raise_alert('BACKLOG', 'global', '6000 pending events, above the threshold of 5000')`);
-    const page = await open('/alerts', keyed.url);
+    const page = await app.open('/alerts', { base: keyed.url });
     await page.getByLabel('API key').fill('viewer-token-0123456789');
     await page.getByRole('button', { name: 'Sign in' }).click();
 

@@ -1,41 +1,25 @@
 // Every delivery attempt in full on the event page (issue 35 item 1): in a real headless Chromium
 // with a real mouse, against the real service on a real PostgreSQL, with attempts made by the
 // retry pass against a real local HTTP receiver.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
 import { runRetryPass } from '../src/workers/retry/runRetryPass.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
-import { passDeps, setPolicy, silentLogger } from './helpers/retry.ts';
+import { passDeps, setPolicy } from './helpers/retry.ts';
 import { startSink, type Sink } from './helpers/sink.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
 let sink: Sink;
 
 beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
   sink = await startSink();
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false' }), silentLogger);
 });
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
   await sink?.close();
 });
-
-async function open(path: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.setDefaultTimeout(15_000);
-  await page.goto(`${service.url}${path}`);
-  return page;
-}
+const app = useConsole(t, { RETRY_ENABLED: 'false' }, { timeoutMs: 15_000 });
 
 describe('console, delivery attempts', () => {
   it('shows each attempt’s request and response, and why the last one was the last', async () => {
@@ -51,7 +35,7 @@ describe('console, delivery attempts', () => {
     await runRetryPass(passDeps(t.db));
     const signature = sink.requests[1]!.headers['webhook-signature'] as string;
 
-    const page = await open(`/failures/${event.id}`);
+    const page = await app.open(`/failures/${event.id}`);
     const second = page.getByTestId('attempt-2');
     // The latest failed attempt opens with its exchange shown.
     await second.getByTestId('permanent-reason').waitFor();

@@ -1,11 +1,10 @@
 // The operator console in a real headless Chromium, against the real service on a real PostgreSQL.
 // Every check looks at the screen and then at the database: what the page claims must be true.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { untilSubscribed } from './helpers/live.ts';
@@ -14,37 +13,21 @@ import { silentLogger } from './helpers/retry.ts';
 import { startService as startServiceProcess } from './helpers/serviceProcess.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
+const app = useConsole(t, { LAZARUS_REDRIVE_THRESHOLD: '1000' });
 
-beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, LAZARUS_REDRIVE_THRESHOLD: '1000' }), silentLogger);
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-});
-
-async function open(path: string, base = service.url): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  await page.goto(`${base}${path}`);
-  return page;
-}
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 const statusOf = async (id: bigint | string) => (await sql('select status from dead_letters_current where id = $1', [String(id)])).rows[0]?.status;
 
 describe('console', () => {
   it('shows a plain SQL INSERT on the overview and in the list without a reload', async () => {
     await insertDeadLetter(t.db, { status: 'EXHAUSTED', errorMessage: 'HTTP 503 from inventory-service' });
-    const overview = await open('/');
+    const overview = await app.open('/');
     await overview.getByTestId('count-total').getByText('1', { exact: true }).waitFor();
-    const list = await open('/failures');
+    const list = await app.open('/failures');
     await list.getByTestId('row').first().waitFor();
     await overview.getByText('Top errors').waitFor();
     // Both pages hold their live subscriptions before the row is written.
-    await untilSubscribed(service.url, 2);
+    await untilSubscribed(app.service.url, 2);
 
     const { rows } = await sql(`insert into dead_letters (event_type, payload, error_message, status) values ('invoice.sent', '{"n": 1}', 'SMTP relay refused', 'EXHAUSTED') returning id`);
 
@@ -65,7 +48,7 @@ describe('console', () => {
   it('filters by error text and keeps the filter in the URL', async () => {
     await insertDeadLetter(t.db, { errorMessage: 'connection refused by ledger' });
     await insertDeadLetter(t.db, { errorMessage: 'schema mismatch on field total' });
-    const page = await open('/failures');
+    const page = await app.open('/failures');
     await page.getByTestId('row').nth(1).waitFor();
 
     await page.getByLabel('Error text').fill('ledger');
@@ -75,13 +58,13 @@ describe('console', () => {
     await page.getByTestId('matching').getByText('1 matching').waitFor();
     expect(await page.getByTestId('row').allInnerTexts()).toEqual([expect.stringContaining('connection refused by ledger')]);
     // The same URL opened fresh shows the same filtered list.
-    const again = await open(new URL(page.url()).pathname + new URL(page.url()).search);
+    const again = await app.open(new URL(page.url()).pathname + new URL(page.url()).search);
     await again.getByTestId('matching').getByText('1 matching').waitFor();
   });
 
   it('edits a payload with a diff, records the edit in the history, and undoes it', async () => {
     const row = await insertDeadLetter(t.db, { status: 'EXHAUSTED', payload: { orderId: 7, amount: 10 }, errorStack: 'Error: boom\n    at charge (billing.ts:12)' });
-    const page = await open(`/failures/${row.id}`);
+    const page = await app.open(`/failures/${row.id}`);
     await page.getByTestId('payload').getByText('"amount": 10').waitFor();
     await screenshot(page, 'event-detail');
     expect(await axeViolations(page)).toEqual([]);
@@ -112,7 +95,7 @@ describe('console', () => {
     const exhausted = await Promise.all([1, 2, 3].map(() => insertDeadLetter(t.db, { eventType: 'refund.issued', status: 'EXHAUSTED' })));
     const done = await insertDeadLetter(t.db, { eventType: 'refund.issued', status: 'SUCCEEDED' });
     const other = await insertDeadLetter(t.db, { eventType: 'order.placed', status: 'EXHAUSTED' });
-    const page = await open('/failures?type=refund.issued');
+    const page = await app.open('/failures?type=refund.issued');
     await page.getByTestId('matching').getByText('4 matching').waitFor();
 
     await page.getByRole('button', { name: /Act on all 4 matching/ }).click();
@@ -139,7 +122,7 @@ describe('console', () => {
     await insertDeadLetter(t.db, { eventType: 'order.placed', status: 'EXHAUSTED', payload: { currency: 'usd' } });
     const payloads = async () => (await sql(`select string_agg(id || '=' || payload::text, ' ' order by id) as s from dead_letters_current`)).rows[0].s as string;
     const start = await payloads();
-    const page = await open('/failures?type=payment.failed');
+    const page = await app.open('/failures?type=payment.failed');
     await page.getByTestId('matching').getByText('4 matching').waitFor();
     await page.getByRole('button', { name: /Act on all 4 matching/ }).click();
     await page.getByLabel('Transform payloads').check();
@@ -185,7 +168,7 @@ describe('console', () => {
   it('follows a transform larger than one batch while the service applies it, then its undo', async () => {
     await sql(`insert into dead_letters (event_type, payload, error_message, status)
       select 'refund.issued', jsonb_build_object('n', g, 'tags', jsonb_build_array('a')), 'schema mismatch', 'EXHAUSTED' from generate_series(1, 1200) g`);
-    const page = await open('/failures?type=refund.issued');
+    const page = await app.open('/failures?type=refund.issued');
     await page.getByTestId('matching').getByText('1,200 matching').waitFor();
     await page.getByRole('button', { name: /Act on all 1,200 matching/ }).click();
     await page.getByLabel('Transform payloads').check();
@@ -205,7 +188,7 @@ describe('console', () => {
 
   it('follows a redrive on screen until it has requeued everything', async () => {
     await sql(`insert into dead_letters (event_type, error_message, status) select 'sync.push', 'timeout ' || g, 'EXHAUSTED' from generate_series(1, 30) g`);
-    const page = await open('/failures?type=sync.push');
+    const page = await app.open('/failures?type=sync.push');
     await page.getByTestId('matching').getByText('30 matching').waitFor();
     await page.getByRole('button', { name: /Act on all 30 matching/ }).click();
     await page.getByLabel(/Rate/).fill('60');
@@ -224,13 +207,13 @@ describe('console', () => {
     expect(await page.getByTestId('redrive-counts').innerText()).toMatch(/30 of 30 processed \(100%\): 30 requeued, 0 skipped/);
     expect((await sql(`select count(*)::int as n from dead_letters_current where event_type = 'sync.push' and status = 'PENDING'`)).rows[0].n).toBe(30);
     expect(await axeViolations(page)).toEqual([]);
-    const list = await open('/redrives');
+    const list = await app.open('/redrives');
     await list.getByRole('link', { name: new URL(page.url()).pathname.split('/').pop()! }).waitFor();
     await screenshot(list, 'redrives');
   });
 
   it('shows the API’s field error when a policy edit has a bad value, and saves a good one', async () => {
-    const page = await open('/policies');
+    const page = await app.open('/policies');
     await page.getByRole('button', { name: 'Edit *' }).click();
     await page.getByLabel('Max attempts').fill('0');
     await page.getByRole('button', { name: 'Save policy' }).click();
@@ -248,7 +231,7 @@ describe('console', () => {
   });
 
   it('shows the chosen target kind’s settings, names a bad one, and saves the target', async () => {
-    const page = await open('/policies');
+    const page = await app.open('/policies');
     await page.getByRole('button', { name: 'New policy for an event type' }).click();
     await page.getByLabel('Event type').fill('order.shipped');
     await page.getByLabel('Delivery target').selectOption({ label: 'Webhook (HTTP POST)' });
@@ -268,9 +251,9 @@ describe('console', () => {
   });
 
   it('streams changes and delivery outcomes in the live tail', async () => {
-    const page = await open('/tail');
+    const page = await app.open('/tail');
     await page.getByText('Waiting for changes').waitFor();
-    await untilSubscribed(service.url, 1);
+    await untilSubscribed(app.service.url, 1);
     const { rows } = await sql(`insert into dead_letters (event_type, error_message) values ('tail.me', 'seen live') returning id`);
     await page.getByTestId('tail').getByText('tail.me').waitFor();
     expect(await page.getByTestId('tail').innerText()).toContain(String(rows[0].id));
@@ -279,27 +262,27 @@ describe('console', () => {
   });
 
   it('serves assets as a CDN would: hashed and immutable, compressed, revalidated, and GraphiQL the same way', async () => {
-    const index = await fetch(`${service.url}/failures?status=EXHAUSTED`, { headers: { 'accept-encoding': 'br, gzip' } });
+    const index = await fetch(`${app.service.url}/failures?status=EXHAUSTED`, { headers: { 'accept-encoding': 'br, gzip' } });
     const html = await index.text();
     expect(index.headers.get('cache-control')).toBe('no-cache');
     const script = /src="(\/assets\/[^"]+\.js)"/.exec(html)![1]!;
-    const asset = await fetch(service.url + script, { headers: { 'accept-encoding': 'br, gzip' } });
+    const asset = await fetch(app.service.url + script, { headers: { 'accept-encoding': 'br, gzip' } });
     expect(asset.headers.get('content-encoding')).toBe('br');
     expect(asset.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
     await asset.arrayBuffer();
     const etag = asset.headers.get('etag')!;
-    const again = await fetch(service.url + script, { headers: { 'accept-encoding': 'br, gzip', 'if-none-match': etag } });
+    const again = await fetch(app.service.url + script, { headers: { 'accept-encoding': 'br, gzip', 'if-none-match': etag } });
     expect(again.status).toBe(304);
 
-    const graphiql = await fetch(`${service.url}/graphql`, { headers: { accept: 'text/html', 'accept-encoding': 'br, gzip' } });
+    const graphiql = await fetch(`${app.service.url}/graphql`, { headers: { accept: 'text/html', 'accept-encoding': 'br, gzip' } });
     const page = await graphiql.text();
     expect(page.length).toBeLessThan(20_000);
     const graphiqlScript = /<script src="(\/assets\/graphiql-[^"]+\.js)"/.exec(page)![1]!;
-    const big = await fetch(service.url + graphiqlScript, { method: 'HEAD', headers: { 'accept-encoding': 'br, gzip' } });
+    const big = await fetch(app.service.url + graphiqlScript, { method: 'HEAD', headers: { 'accept-encoding': 'br, gzip' } });
     expect(big.headers.get('content-encoding')).toBe('br');
     expect(big.headers.get('cache-control')).toContain('immutable');
     // The API still answers its own paths.
-    expect((await fetch(`${service.url}/health`)).status).toBe(200);
+    expect((await fetch(`${app.service.url}/health`)).status).toBe(200);
   });
 });
 
@@ -315,7 +298,7 @@ describe('console with API keys', () => {
 
   it('asks for a key, refuses a wrong one clearly, disables actions for a viewer and lets an operator act', async () => {
     const row = await insertDeadLetter(t.db, { status: 'EXHAUSTED' });
-    const page = await open(`/failures/${row.id}`, keyed.url);
+    const page = await app.open(`/failures/${row.id}`, { base: keyed.url });
     await page.getByLabel('API key').fill('not-the-right-key-at-all');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('alert').getByText('That key was not accepted').waitFor();
@@ -350,7 +333,7 @@ describe('console across a service restart', () => {
     const env = { DATABASE_URL: t.url, PORT: String(port), RETRY_ENABLED: 'false' };
     let child = await startServiceProcess(env);
     try {
-      const page = await open('/tail', child.url);
+      const page = await app.open('/tail', { base: child.url });
       await page.getByText('Waiting for changes').waitFor();
       await untilSubscribed(child.url, 1);
       const before = await sql(`insert into dead_letters (event_type, error_message) values ('restart.before', 'x') returning id`);

@@ -1,28 +1,13 @@
 // The delivery charts in a real headless Chromium against the real service: per event type on the
 // overview, per target on the Targets view, the hour/day switch and the nav link clicked with the
 // mouse, figures that follow new attempts without a reload, and no serious accessibility problem.
-import { existsSync } from 'node:fs';
-import type { Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
-import { silentLogger } from './helpers/retry.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
-
-beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false' }), silentLogger);
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-});
+const app = useConsole(t, { RETRY_ENABLED: 'false' }, { timeoutMs: 15_000 });
 
 /** `n` events of `eventType`, each with attempts to `target` over the last `minutes`; every 4th fails. */
 async function deliveries(eventType: string, target: string, n: number, opts: { minutes?: number; hoursAgo?: number; durationMs?: number } = {}) {
@@ -42,9 +27,7 @@ describe('delivery charts', () => {
     await deliveries('invoice.sent', 'billing.example.com', 40, { durationMs: 900 });
     await deliveries('refund.issued', 'billing.example.com', 30, { hoursAgo: 5 });
 
-    const page = await browser.newPage({ viewport: VIEWPORT });
-    page.setDefaultTimeout(15_000);
-    await page.goto(`${service.url}/`);
+    const page = await app.open('/');
     const charts = page.getByTestId('delivery-charts-EVENT_TYPE');
     const rows = charts.getByTestId('delivery-row');
     await rows.first().waitFor();

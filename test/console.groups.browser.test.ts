@@ -1,34 +1,12 @@
 // The console's error group views in a real headless Chromium, against the real service (whose
 // folder keeps the groups) on a real PostgreSQL. What the page claims is checked in the database.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
-import { silentLogger } from './helpers/retry.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
-
-beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false', LAZARUS_REDRIVE_THRESHOLD: '1000' }), silentLogger);
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-});
-
-async function open(path: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.setDefaultTimeout(10_000); // a missing element fails with its locator, inside the test's timeout
-  await page.goto(`${service.url}${path}`);
-  return page;
-}
+const app = useConsole(t, { RETRY_ENABLED: 'false', LAZARUS_REDRIVE_THRESHOLD: '1000' }, { timeoutMs: 10_000 });
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 
 /** `frame` gives each event a Node stack with that frame on a line of its own (line numbers differ). */
@@ -44,7 +22,7 @@ describe('console error groups', () => {
   it('lists groups with counts and sparklines, and acknowledges one from its page with a reason', async () => {
     await failures(4, { eventType: 'invoice.sent', message: 'SMTP relay refused' });
     await failures(2, { eventType: 'order.placed', message: 'HTTP 503 from inventory', frame: 'chargeCard (/app/src/payments/charge.ts' });
-    const list = await open('/groups');
+    const list = await app.open('/groups');
     // The service's folder creates the groups; the list refetches on errorGroupChanged.
     await list.getByTestId('group-row').nth(1).waitFor();
     const rows = await list.getByTestId('group-row').allInnerTexts();
@@ -79,7 +57,7 @@ describe('console error groups', () => {
     await failures(1, { eventType: 'refund.issued', message: 'ledger timeout', status: 'SUCCEEDED', frame: 'refund (/srv/app/ledger/refund.ts' });
     await failures(2, { eventType: 'other.thing', message: 'ledger timeout' });
     const id = await groupIdOf('refund.issued');
-    const page = await open(`/groups/${id}`);
+    const page = await app.open(`/groups/${id}`);
     await page.getByTestId('group-unresolved').getByText('3', { exact: true }).waitFor();
     expect(await page.getByTestId('group-frames').innerText()).toBe('at refund (ledger/refund.ts)');
 

@@ -1,43 +1,28 @@
 // Held events in the console: the list, the event page and the overview say which PENDING events
 // wait for something other than time, and why; saving a policy that would let them go says how many
 // first (release on save), and releases them as a ramped redrive or at once. Real Chromium, the real service with its retry loop, a local receiver.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
-import { setPolicy, silentLogger } from './helpers/retry.ts';
+import { setPolicy } from './helpers/retry.ts';
 import { startSink, type Sink } from './helpers/sink.ts';
 
 const t = useTestDatabase();
 const THRESHOLD = 20;
-let browser: Browser;
-let service: RunningService;
 let receiver: Sink;
 
 beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
   receiver = await startSink();
-  service = await startService(loadConfig({
-    NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, LAZARUS_REDRIVE_THRESHOLD: String(THRESHOLD), LAZARUS_REDRIVE_RATE_PER_SECOND: '20',
-  }), silentLogger);
 });
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
   await receiver?.close();
 });
+const app = useConsole(t, {
+  LAZARUS_REDRIVE_THRESHOLD: String(THRESHOLD), LAZARUS_REDRIVE_RATE_PER_SECOND: '20',
+}, { timeoutMs: 20_000 });
 
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
-async function open(path: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.setDefaultTimeout(20_000);
-  await page.goto(`${service.url}${path}`);
-  return page;
-}
 const pendingOf = async (eventType: string) =>
   (await sql(`select count(*)::int as n from dead_letters_current where event_type = $1 and status = 'PENDING'`, [eventType])).rows[0].n;
 
@@ -53,7 +38,7 @@ describe('held events in the console', () => {
       values ('ledger.sync', 'ledger refused the entry', 'PENDING', 'acct-7', 2) returning id::text`);
     const { rows: [placed] } = await sql(`select id::text from dead_letters where event_type = 'order.placed' order by id limit 1`);
 
-    const list = await open('/failures?status=PENDING');
+    const list = await app.open('/failures?status=PENDING');
     await list.getByTestId('row').nth(4).waitFor();
     const held = list.getByTestId('held');
     expect((await held.allInnerTexts()).sort()).toEqual(['held: key blocked', 'held: no target', 'held: no target', 'held: no target', 'held: type paused']);
@@ -61,7 +46,7 @@ describe('held events in the console', () => {
     await screenshot(list, 'failures-held');
     expect(await axeViolations(list)).toEqual([]);
 
-    const page = await open(`/failures/${placed.id}`);
+    const page = await app.open(`/failures/${placed.id}`);
     const note = page.getByTestId('held-note');
     await note.waitFor();
     expect(await note.innerText()).toBe('Held. The default policy "*" has no delivery target, and no in-process handler takes order.placed. Setting a target on the default policy "*" (Retry policies) releases it.');
@@ -70,13 +55,13 @@ describe('held events in the console', () => {
     await note.getByRole('link', { name: 'Retry policies' }).click();
     await page.getByRole('heading', { name: 'Retry policies' }).waitFor();
 
-    const blocked = await open(`/failures/${behind.id}`);
+    const blocked = await app.open(`/failures/${behind.id}`);
     expect(await blocked.getByTestId('held-note').innerText()).toContain('the head of this event’s ordering key is EXHAUSTED');
     await blocked.getByTestId('held-note').getByRole('link', { name: head.id }).click();
     await blocked.getByRole('heading', { name: new RegExp(`Dead letter ${head.id}`) }).waitFor();
     expect(await blocked.getByTestId('held-note').count()).toBe(0);
 
-    const overview = await open('/');
+    const overview = await app.open('/');
     await overview.getByTestId('held-total').getByText('5', { exact: true }).waitFor();
     expect(await overview.getByTestId('held-counts').innerText()).toContain('order.placed\tno target (policy *)\t3');
     await screenshot(overview, 'overview-held');
@@ -86,7 +71,7 @@ describe('held events in the console', () => {
   it('says how many held events a save releases; saved paused they stay held, released they are delivered', async () => {
     await sql(`insert into dead_letters (event_type, error_message, status) select 'order.placed', 'HTTP 503 from fulfilment', 'PENDING' from generate_series(1, 12)`);
     await sql(`insert into dead_letters (event_type, error_message, status) select 'order.refunded', 'HTTP 503 from payments', 'PENDING' from generate_series(1, 2)`);
-    const page = await open('/policies');
+    const page = await app.open('/policies');
     await page.getByRole('button', { name: 'New policy for an event type' }).click();
     await page.getByLabel('Event type').fill('order.placed');
     await page.getByLabel('Delivery target').selectOption({ label: 'Webhook (HTTP POST)' });
@@ -127,7 +112,7 @@ describe('held events in the console', () => {
   it('releases a backlog above the threshold as a ramped redrive by default, chosen with the mouse, and shows it on its redrive page', async () => {
     const EVENTS = 30;
     await sql(`insert into dead_letters (event_type, error_message, status) select 'order.shipped', 'HTTP 503 from carrier', 'PENDING' from generate_series(1, $1::int)`, [EVENTS]);
-    const page = await open('/policies');
+    const page = await app.open('/policies');
     await page.getByRole('button', { name: 'New policy for an event type' }).click();
     await page.getByLabel('Event type').fill('order.shipped');
     await page.getByLabel('Delivery target').selectOption({ label: 'Webhook (HTTP POST)' });
@@ -155,7 +140,7 @@ describe('held events in the console', () => {
     await page.getByRole('heading', { name: /^Redrive \d+/ }).waitFor();
     const { rows: [redrive] } = await sql(`select id::text, total, reason from redrives`);
     expect(redrive).toEqual({ id: expect.any(String), total: EVENTS, reason: 'held events released by saving the order.shipped policy' });
-    expect(page.url()).toBe(`${service.url}/redrives/${redrive.id}`);
+    expect(page.url()).toBe(`${app.service.url}/redrives/${redrive.id}`);
     const parked = (await sql(`select count(*)::int as n from dead_letter_states where event_type = 'order.shipped' and next_attempt_at >= '9999-01-01'`)).rows[0].n;
     expect(parked).toBeGreaterThan(EVENTS / 2);
     const succeeded = async () => (await sql(`select count(*)::int as n from dead_letters_current where event_type = 'order.shipped' and status = 'SUCCEEDED'`)).rows[0].n;

@@ -1,36 +1,15 @@
 // Issue 35 item 8, look and feel (docs/console/look-and-feel.md): a state has its own colour and
 // shape and always its word; the groups list shows the error's first stack frame; the lists are dense.
 // Real Chromium against the real service on a real PostgreSQL.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
-import { silentLogger } from './helpers/retry.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
-
-beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false' }), silentLogger);
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-});
-
-async function open(path: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.setDefaultTimeout(15_000);
-  await page.goto(`${service.url}${path}`);
-  return page;
-}
+const app = useConsole(t, { RETRY_ENABLED: 'false' }, { timeoutMs: 15_000 });
 
 const STATUSES = ['PENDING', 'PROCESSING', 'EXHAUSTED', 'SUCCEEDED', 'RESOLVED', 'DISCARDED'] as const;
 
@@ -52,7 +31,7 @@ describe('console look and feel', () => {
       });
       ids[status] = row.id;
     }
-    const list = await open('/failures');
+    const list = await app.open('/failures');
     await list.getByTestId('row').nth(STATUSES.length - 1).waitFor();
     const badges = await looksOf(list, '[data-testid="row"] .badge:not(.held)');
     expect(badges.map((b) => b.text).sort()).toEqual([...STATUSES].sort());
@@ -74,7 +53,7 @@ describe('console look and feel', () => {
     await screenshot(list, 'look-and-feel/after-states');
     expect(await axeViolations(list)).toEqual([]);
 
-    const event = await open(`/failures/${ids.EXHAUSTED}`);
+    const event = await app.open(`/failures/${ids.EXHAUSTED}`);
     await event.getByRole('heading', { name: new RegExp(`Dead letter ${ids.EXHAUSTED}`) }).waitFor();
     const [heading] = await looksOf(event, 'h1 .badge:not(.held)');
     expect(heading).toEqual(exhausted);
@@ -87,7 +66,7 @@ describe('console look and feel', () => {
       errorStack: 'Error: HTTP 502 from psp (request 77)\n    at capture (/app/src/payments/capture.ts:118:13)\n    at main (/app/src/index.ts:9:3)',
     });
     await insertDeadLetter(t.db, { status: 'EXHAUSTED', eventType: 'invoice.sent', errorMessage: 'SMTP relay refused (id 4417)\nsecond line' });
-    const list = await open('/groups');
+    const list = await app.open('/groups');
     await list.getByTestId('group-row').nth(1).waitFor();
     const headlines = await list.getByTestId('group-headline').allInnerTexts();
     expect(headlines.sort()).toEqual(['SMTP relay refused (id 4417)', 'at capture (/app/src/payments/capture.ts:118:13)']);

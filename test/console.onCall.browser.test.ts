@@ -1,35 +1,13 @@
 // What an on-call engineer paged at 3 a.m. trips over in the console (issue 35 item 7), in a real
 // headless Chromium with a real mouse, against the real service (whose folder keeps the error
 // groups) on a real PostgreSQL. What the page claims is checked in the database.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, VIEWPORT } from './helpers/browser.ts';
+import { describe, expect, it } from 'vitest';
+import { axeViolations } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
-import { silentLogger } from './helpers/retry.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
-
-beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false', LAZARUS_REDRIVE_THRESHOLD: '1000000' }), silentLogger);
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-});
-
-async function open(path: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.setDefaultTimeout(15_000); // a missing element fails with its locator, inside the test's timeout
-  await page.goto(`${service.url}${path}`);
-  return page;
-}
+const app = useConsole(t, { RETRY_ENABLED: 'false', LAZARUS_REDRIVE_THRESHOLD: '1000000' }, { timeoutMs: 15_000 });
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 
 /** `n` events of one error, `age` before now (a Postgres interval). */
@@ -43,7 +21,7 @@ describe('console, on call', () => {
   it('lists a 2,000-event burst above a newer single failure by default, and names a group whose message is empty', async () => {
     await failures(2000, { eventType: 'payment.captured', message: 'HTTP 502 from psp', age: '20 minutes' });
     await failures(1, { eventType: 'invoice.sent', kind: 'VALIDATION', message: '' });
-    const page = await open('/groups');
+    const page = await app.open('/groups');
     await page.getByTestId('group-row').nth(1).waitFor();
     await page.getByTestId('group-row').first().getByText('2,000', { exact: true }).first().waitFor();
     const rows = await page.getByTestId('group-row').allInnerTexts();
@@ -63,7 +41,7 @@ describe('console, on call', () => {
     await failures(300, { eventType: 'order.placed', message: 'HTTP 503 from inventory', status: 'SUCCEEDED' });
     await failures(5, { eventType: 'refund.issued', message: 'ledger timeout' });
     await failures(2, { eventType: 'refund.issued', message: 'ledger timeout', status: 'SUCCEEDED' });
-    const page = await open('/');
+    const page = await app.open('/');
     await page.getByTestId('top-error').first().waitFor();
     // The folder keeps the groups' counts a moment after the commit; the overview re-reads on their change.
     await page.getByTestId('top-error').getByText('7', { exact: true }).waitFor();
@@ -76,7 +54,7 @@ describe('console, on call', () => {
   it('dates the group’s first history entry by when it was first seen, as its header does', async () => {
     await failures(3, { eventType: 'invoice.sent', message: 'SMTP relay refused', age: '2 days 3 hours' });
     const { rows: [group] } = await sql(`select error_group_id::text as id from dead_letters where event_type = 'invoice.sent'`);
-    const page = await open(`/groups/${group.id}`);
+    const page = await app.open(`/groups/${group.id}`);
     await page.getByTestId('group-history').locator('li').first().waitFor();
     const header = /first seen (\S+ \S+ ago)/.exec(await page.getByTestId('group-status').innerText())![1]!;
     expect(header).toBe('2d 3h ago');
@@ -85,7 +63,7 @@ describe('console, on call', () => {
 
   it('shows the whole Attempts header in the failures list', async () => {
     await failures(1, { eventType: 'invoice.sent', message: 'SMTP relay refused' });
-    const page = await open('/failures');
+    const page = await app.open('/failures');
     await page.getByTestId('row').first().waitFor();
     const header = page.getByRole('columnheader', { name: 'Attempts' });
     expect(await header.evaluate((th) => ({ cut: th.scrollWidth > th.clientWidth }))).toEqual({ cut: false });
@@ -96,7 +74,7 @@ describe('console, on call', () => {
     await failures(1, { eventType: 'payment.failed', message: 'currency not supported', status: 'SUCCEEDED', payload: { amount: 5, currency: 'usd', fixedBy: 'alice' } });
     const payloads = async () => (await sql(`select string_agg(id || '=' || payload::text, ' ' order by id) as s from dead_letters_current`)).rows[0].s as string;
     const start = await payloads();
-    const page = await open('/failures?type=payment.failed');
+    const page = await app.open('/failures?type=payment.failed');
     await page.getByTestId('matching').getByText('3 matching').waitFor();
     await page.getByRole('button', { name: /Act on all 3 matching/ }).click();
     await page.getByLabel('Transform payloads').check();

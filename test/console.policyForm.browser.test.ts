@@ -2,29 +2,15 @@
 // a field left blank saves that default (never 0 or an empty list), a typed value saves that value,
 // and a field cleared again goes back to the default. One test per field, in a real Chromium against
 // the real service, each checked in the database.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
-import { silentLogger } from './helpers/retry.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
-
-beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
-  // No retry loop: these tests look at what is saved, and no delivery may start.
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false' }), silentLogger);
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-});
+// No retry loop: these tests look at what is saved, and no delivery may start.
+const app = useConsole(t, { RETRY_ENABLED: 'false' });
 
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 // Defaults unlike the built-in ones, so a saved default is told apart from a column default.
@@ -36,8 +22,7 @@ beforeEach(async () => {
 const policyRow = async (eventType: string) => (await sql('select * from retry_policies where event_type = $1', [eventType])).rows[0];
 
 async function openForm(eventType: string | null): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  await page.goto(`${service.url}/policies`);
+  const page = await app.open('/policies');
   if (eventType === null) await page.getByRole('button', { name: 'New policy for an event type' }).click();
   else await page.getByRole('button', { name: `Edit ${eventType}`, exact: true }).click();
   await page.getByRole('form').waitFor();

@@ -1,45 +1,29 @@
 // A redrive its guard paused, followed and resumed with new limits from the console, in a real
 // headless Chromium against the real service (redrive runner, retry loop, alert deliverer) on a
 // real PostgreSQL, with a local receiver that fails and then recovers.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, VIEWPORT } from './helpers/browser.ts';
+import { axeViolations } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
-import { setPolicy, silentLogger } from './helpers/retry.ts';
+import { setPolicy } from './helpers/retry.ts';
 import { startSink, type Sink } from './helpers/sink.ts';
 
 const t = useTestDatabase();
 const EVENTS = 100;
-let browser: Browser;
-let service: RunningService;
 let receiver: Sink;
 let failing = true;
 
 beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
   receiver = await startSink();
   receiver.respond = (_req, res) => void res.writeHead(failing ? 503 : 200).end(failing ? 'down' : 'ok');
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url }), silentLogger);
 });
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
   await receiver?.close();
 });
-
-async function open(path: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.setDefaultTimeout(20_000); // a missing element fails with its locator, inside the test's timeout
-  await page.goto(`${service.url}${path}`);
-  return page;
-}
+const app = useConsole(t, {}, { timeoutMs: 20_000 });
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 async function graphql(query: string, variables: Record<string, unknown>): Promise<any> {
-  const response = await fetch(`${service.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const response = await fetch(`${app.service.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
   return response.json();
 }
 
@@ -53,7 +37,7 @@ describe('console redrive guard', () => {
     { input: { filter: { eventTypes: ['ledger.sync'] }, reason: 'ledger back', redriveLimits: { startRatePerSecond: 4, maxRatePerSecond: 8, rampSeconds: 2, pauseWhenFailureRateAbove: 0.5, windowSize: 10 } } });
     const id = started.data.requeueDeadLetters.redrive.id as string;
 
-    const page = await open(`/redrives/${id}`);
+    const page = await app.open(`/redrives/${id}`);
     await page.getByRole('heading', { name: /PAUSED/ }).waitFor();
     const paused = page.getByTestId('redrive-paused');
     expect(await paused.innerText()).toMatch(/^Paused by its guard: failure rate [\d.]+ \(\d+ of the last 10 deliveries\) is above 0.5$/);
@@ -63,7 +47,7 @@ describe('console redrive guard', () => {
     expect(await axeViolations(page)).toEqual([]);
 
     // The guard's pause raised REDRIVE_PAUSED, shown in the alert history with a link back here.
-    const alerts = await open('/alerts');
+    const alerts = await app.open('/alerts');
     await alerts.getByTestId('alert-row').getByRole('link', { name: `redrive ${id}` }).waitFor();
 
     failing = false;

@@ -1,37 +1,28 @@
 // A redrive's page says what became of its events, not just that the runner requeued them: in a
 // real headless Chromium against the real service (redrive runner, retry loop, error-group folder)
 // on a real PostgreSQL, with a local receiver that refuses some events for good.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, screenshot, VIEWPORT } from './helpers/browser.ts';
+import { axeViolations, screenshot } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
-import { setPolicy, silentLogger } from './helpers/retry.ts';
+import { setPolicy } from './helpers/retry.ts';
 import { startSink, type Sink } from './helpers/sink.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
 let receiver: Sink;
 
 beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
   receiver = await startSink();
   receiver.respond = (req, res) => void res.writeHead((req.json.payload as { ok?: boolean }).ok ? 200 : 503).end();
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url }), silentLogger);
 });
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
   await receiver?.close();
 });
+const app = useConsole(t, {}, { timeoutMs: 20_000 });
 
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 async function graphql(query: string, variables: Record<string, unknown>): Promise<any> {
-  const response = await fetch(`${service.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
+  const response = await fetch(`${app.service.url}/graphql`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ query, variables }) });
   return response.json();
 }
 
@@ -46,9 +37,7 @@ describe('console redrive outcomes', () => {
       { input: { filter: { eventTypes: ['ledger.sync'] }, ratePerSecond: 100, resetAttempts: true } });
     const id = started.data.requeueDeadLetters.redrive.id as string;
 
-    const page = await browser.newPage({ viewport: VIEWPORT });
-    page.setDefaultTimeout(20_000);
-    await page.goto(`${service.url}/redrives/${id}`);
+    const page = await app.open(`/redrives/${id}`);
     const summary = page.getByTestId('redrive-summary');
     // The runner is done (COMPLETED) but one event is still failing: the page says so.
     await page.getByText('Requeued all 21 — 1 still failing').waitFor();

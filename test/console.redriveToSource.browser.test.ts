@@ -2,40 +2,32 @@
 // loop, a declared RabbitMQ bridge) and the local RabbitMQ: the page shows where the event came from,
 // and the button sends it back to that queue, where it is consumed again; the group page's requeue
 // "to source" with its dry run counting events without a source; the redirects on the Bridges page.
-import { existsSync } from 'node:fs';
 import amqp from 'amqplib';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, VIEWPORT } from './helpers/browser.ts';
+import { axeViolations } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { useRabbitVhost } from './helpers/rabbitVhost.ts';
-import { silentLogger } from './helpers/retry.ts';
 
 const t = useTestDatabase();
 const vhost = useRabbitVhost();
-let browser: Browser;
-let service: RunningService;
 let connection: amqp.ChannelModel;
 
 beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
   connection = await amqp.connect(vhost.url);
   const channel = await connection.createChannel();
   await channel.assertQueue('orders', { durable: false });
   await channel.assertQueue('orders.dlq', { durable: false });
   await channel.close();
-  browser = await launchChromium();
-  const bridges = JSON.stringify([{ name: 'shop', kind: 'rabbitmq', settings: { url: vhost.url, queue: 'orders.dlq' } }]);
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, LAZARUS_BRIDGES: bridges }), silentLogger);
 });
 afterAll(async () => {
-  await browser?.close();
-  await service?.close();
   await connection?.close();
 });
+// The bridge's URL is the vhost's, known once its beforeAll has run.
+const app = useConsole(t, () => ({
+  LAZARUS_BRIDGES: JSON.stringify([{ name: 'shop', kind: 'rabbitmq', settings: { url: vhost.url, queue: 'orders.dlq' } }]),
+}), { timeoutMs: 20_000 });
 
 describe('console: redrive to source', () => {
   it('shows the origin on the event page and sends the event back to its queue', async () => {
@@ -50,9 +42,7 @@ describe('console: redrive to source', () => {
       }, { noAck: true });
     });
 
-    const page = await browser.newPage({ viewport: VIEWPORT });
-    page.setDefaultTimeout(20_000);
-    await page.goto(`${service.url}/failures/${row.id}`);
+    const page = await app.open(`/failures/${row.id}`);
     expect(await page.getByTestId('origin').innerText()).toBe(`amqp · bridge shop · vhost ${vhost.name} · queue orders · exchange shop · routing keys order.placed`);
     await page.getByRole('button', { name: 'Redrive to source' }).click();
 
@@ -75,9 +65,7 @@ describe('console: redrive to source', () => {
       }, { noAck: true });
     });
 
-    const page = await browser.newPage({ viewport: VIEWPORT });
-    page.setDefaultTimeout(20_000);
-    await page.goto(`${service.url}/groups`);
+    const page = await app.open('/groups');
     // The service's folder makes the group; the list refetches when it does.
     await page.getByTestId('group-row').first().getByRole('link').first().click();
     await page.getByRole('button', { name: /Requeue, resolve or discard/ }).click();
@@ -107,9 +95,7 @@ describe('console: redrive to source', () => {
 
   it('lists the redirects on the Bridges page, warns on a destination never seen, and lets an admin add and delete them', async () => {
     await insertDeadLetter(t.db, { origin: { kind: 'amqp', bridge: 'shop', vhost: vhost.name, queue: 'orders.v2', exchange: '', routingKeys: [] } });
-    const page = await browser.newPage({ viewport: VIEWPORT });
-    page.setDefaultTimeout(20_000);
-    await page.goto(`${service.url}/bridges`);
+    const page = await app.open('/bridges');
     await page.getByText('No redirects: a redrive to source goes where each event came from.').waitFor();
     const form = page.getByRole('form', { name: 'Add a redirect' });
     await form.getByLabel('From').click();

@@ -2,37 +2,16 @@
 // cursor pages, live updates and a visit to an event; the bulk dry run on the selection lists exactly
 // the ticked rows and says why any is left out; the action changes exactly those rows; and the list
 // works from the keyboard (j/k, x, Space, Enter, /) except while the reader types.
-import { existsSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
-import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, launchChromium, VIEWPORT } from './helpers/browser.ts';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { axeViolations } from './helpers/browser.ts';
+import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
 import { untilSubscribed } from './helpers/live.ts';
-import { silentLogger } from './helpers/retry.ts';
 
 const t = useTestDatabase();
-let browser: Browser;
-let service: RunningService;
-
-beforeAll(async () => {
-  if (!existsSync(new URL('../web/dist/index.html', import.meta.url))) throw new Error('the console is not built: run `npm run build:web` (npm install does it)');
-  browser = await launchChromium();
-  service = await startService(loadConfig({ NODE_ENV: 'test', PORT: '0', DATABASE_URL: t.url, RETRY_ENABLED: 'false' }), silentLogger);
-});
-afterAll(async () => {
-  await browser?.close();
-  await service?.close();
-});
-
-async function open(path: string): Promise<Page> {
-  const page = await browser.newPage({ viewport: VIEWPORT });
-  page.setDefaultTimeout(20_000);
-  await page.goto(`${service.url}${path}`);
-  return page;
-}
+const app = useConsole(t, { RETRY_ENABLED: 'false' }, { timeoutMs: 20_000 });
 const sql = (text: string, values: unknown[] = []) => t.handle.pool.query(text, values);
 const rowIds = async (page: Page) => (await page.getByTestId('row').getByRole('link').allInnerTexts()).map((s) => s.trim());
 const checkbox = (page: Page, id: string) => page.getByRole('checkbox', { name: `Select event ${id}`, exact: true });
@@ -49,7 +28,7 @@ async function isCursorInView(page: Page): Promise<boolean> {
 describe('console: selected rows', () => {
   it('keeps ticks across pages and live updates, previews exactly the ticked rows with why any is left out, and resolves only those', async () => {
     await sql(`insert into dead_letters (event_type, error_message, status) select 'sel.page', 'timeout ' || g, 'EXHAUSTED' from generate_series(1, 150) g`);
-    const page = await open('/failures?type=sel.page&status=EXHAUSTED');
+    const page = await app.open('/failures?type=sel.page&status=EXHAUSTED');
     await page.getByTestId('matching').getByText('150 matching').waitFor();
     await page.getByTestId('row').nth(2).waitFor();
     const [first, second, third] = await rowIds(page);
@@ -82,7 +61,7 @@ describe('console: selected rows', () => {
     expect(await axeViolations(page)).toEqual([]);
 
     // Live updates: one ticked row is deleted, another is resolved elsewhere (it leaves the filter).
-    await untilSubscribed(service.url, 1);
+    await untilSubscribed(app.service.url, 1);
     await sql('delete from dead_letters where id = $1', [beforeLast]);
     await t.db.deadLetterState.update({ where: { id: BigInt(second!) }, data: { status: 'RESOLVED' } });
     await checkbox(page, beforeLast).waitFor({ state: 'detached' });
@@ -127,7 +106,7 @@ describe('console: selected rows', () => {
 
   it('works from the keyboard: j/k move, x and Space tick, Enter opens, / searches, and typing is left alone', async () => {
     for (const n of [1, 2, 3]) await insertDeadLetter(t.db, { eventType: 'sel.keys', status: 'EXHAUSTED', errorMessage: `refused ${n}` });
-    const page = await open('/failures?type=sel.keys');
+    const page = await app.open('/failures?type=sel.keys');
     await page.getByTestId('row').nth(2).waitFor();
     expect(await page.getByTestId('shortcuts').innerText()).toMatch(/j \/ k next \/ previous row.*x tick the row.*Enter open the event.*\/ search/s);
     const [top, middle] = await rowIds(page);
@@ -185,7 +164,7 @@ describe('console: selected rows', () => {
     const members = [];
     for (const n of [1, 2, 3]) members.push(await insertDeadLetter(t.db, { eventType: 'sel.group', status: 'EXHAUSTED', errorMessage: 'card declined', payload: { n } }));
     const chosen = String(members[1]!.id);
-    const page = await open('/groups');
+    const page = await app.open('/groups');
     // The service's folder makes the group; the list refetches when it does.
     await page.getByTestId('group-row').first().getByRole('link').first().click();
     await page.getByTestId('row').nth(2).waitFor();
@@ -207,7 +186,7 @@ describe('console: selected rows', () => {
     const rows = [];
     for (const n of [1, 2, 3, 4]) rows.push(await insertDeadLetter(t.db, { eventType: 'sel.redrive', status: 'EXHAUSTED', errorMessage: `timeout ${n}` }));
     const [a, , b] = rows.map((r) => String(r.id));
-    const page = await open('/failures?type=sel.redrive');
+    const page = await app.open('/failures?type=sel.redrive');
     await page.getByTestId('row').nth(3).waitFor();
     await checkbox(page, a!).click();
     await checkbox(page, b!).click();
