@@ -7,7 +7,7 @@ import { axeViolations, screenshot } from './helpers/browser.ts';
 import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
-import { untilSubscribed } from './helpers/live.ts';
+import { liveSubscriptions, untilSubscribed } from './helpers/live.ts';
 import { freePort } from './helpers/postgres.ts';
 import { silentLogger } from './helpers/retry.ts';
 import { startService as startServiceProcess } from './helpers/serviceProcess.ts';
@@ -251,9 +251,11 @@ describe('console', () => {
   });
 
   it('streams changes and delivery outcomes in the live tail', async () => {
+    // The tail opens two subscriptions (changes and attempts); pages of earlier tests may hold others.
+    const before = (await liveSubscriptions(app.service.url)) ?? 0;
     const page = await app.open('/tail');
     await page.getByText('Waiting for changes').waitFor();
-    await untilSubscribed(app.service.url, 1);
+    await untilSubscribed(app.service.url, before + 2);
     const { rows } = await sql(`insert into dead_letters (event_type, error_message) values ('tail.me', 'seen live') returning id`);
     await page.getByTestId('tail').getByText('tail.me').waitFor();
     expect(await page.getByTestId('tail').innerText()).toContain(String(rows[0].id));
@@ -335,7 +337,7 @@ describe('console across a service restart', () => {
     try {
       const page = await app.open('/tail', { base: child.url });
       await page.getByText('Waiting for changes').waitFor();
-      await untilSubscribed(child.url, 1);
+      await untilSubscribed(child.url, 2); // the tail's two subscriptions: changes and attempts
       const before = await sql(`insert into dead_letters (event_type, error_message) values ('restart.before', 'x') returning id`);
       await page.getByTestId('tail').getByText('restart.before').waitFor();
 

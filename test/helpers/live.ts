@@ -90,10 +90,16 @@ export async function untilFed(feed: ChangeFeed, condition: () => boolean, timeo
  */
 export async function untilSubscribed(serviceUrl: string, n: number, timeoutMs = 15_000, headers: Record<string, string> = {}): Promise<void> {
   for (const deadline = Date.now() + timeoutMs; ; ) {
-    const text = await (await fetch(`${serviceUrl}/metrics`, { headers })).text();
-    const m = /^lazarus_live_subscriptions(?:\{[^}]*\})? (\d+)/m.exec(text);
-    if (m && Number(m[1]) >= n) return;
-    if (Date.now() > deadline) throw new Error(`live subscriptions never reached ${n} (last: ${m?.[1] ?? 'none'})`);
+    const count = await liveSubscriptions(serviceUrl, headers);
+    if (count !== null && count >= n) return;
+    if (Date.now() > deadline) throw new Error(`live subscriptions never reached ${n} (last: ${count ?? 'none'})`);
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** The service's open live subscriptions, from its /metrics (null when it reports none). */
+export async function liveSubscriptions(serviceUrl: string, headers: Record<string, string> = {}): Promise<number | null> {
+  const text = await (await fetch(`${serviceUrl}/metrics`, { headers })).text();
+  const m = /^lazarus_live_subscriptions(?:\{[^}]*\})? (\d+)/m.exec(text);
+  return m ? Number(m[1]) : null;
 }
