@@ -118,6 +118,21 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
     return { letters: keep(letters?.rows), removed: keep(removed?.rows), attempts: keep(attempts?.rows), groups: keep(groups?.rows), more: bound !== undefined };
   };
 
+  /** One kind of change after `after`, a batch at a time, until caught up (a cursor subscription's replay). */
+  async function* replay<E extends { cursor: ChangeCursor }>(
+    after: ChangeCursor, parts: Parameters<typeof readBatch>[1], toEvents: (batch: Awaited<ReturnType<typeof readBatch>>) => E[],
+  ): AsyncGenerator<E[]> {
+    let from = after;
+    for (;;) {
+      const batch = await readBatch(from, parts);
+      const events = toEvents(batch);
+      if (events.length === 0) return;
+      yield events;
+      from = events.at(-1)!.cursor;
+      if (!batch.more) return;
+    }
+  }
+
   const readOnce = async (): Promise<number> => {
     if (deps.events.listenerCount() === 0) {
       // Nobody subscribed: move past everything that has ended (one small query) instead of
@@ -245,28 +260,10 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
       trigger();
       return done;
     },
-    async *replayDeadLetterChanges(after) {
-      let from = after;
-      for (;;) {
-        const { letters, removed, more } = await readBatch(from, { letters: true, attempts: false, groups: false });
-        if (letters.length + removed.length === 0) return;
-        const events = deadLetterEvents(letters, removed);
-        yield events;
-        from = events.at(-1)!.cursor;
-        if (!more) return;
-      }
-    },
-    async *replayErrorGroupChanges(after) {
-      let from = after;
-      for (;;) {
-        const { groups, more } = await readBatch(from, { letters: false, attempts: false, groups: true });
-        if (groups.length === 0) return;
-        const events = groups.map(toErrorGroupEvent);
-        yield events;
-        from = events.at(-1)!.cursor;
-        if (!more) return;
-      }
-    },
+    replayDeadLetterChanges: (after) =>
+      replay(after, { letters: true, attempts: false, groups: false }, (b) => deadLetterEvents(b.letters, b.removed)),
+    replayErrorGroupChanges: (after) =>
+      replay(after, { letters: false, attempts: false, groups: true }, (b) => b.groups.map(toErrorGroupEvent)),
   };
 }
 
