@@ -134,6 +134,14 @@ describe('the delivery rollup ledger', () => {
          from generate_series(1, 900) g`,
       [ids.map(String)],
     );
+    // And two of one group in two minutes of one 15-minute step about three hours ago: whatever the
+    // clock's minute, the fold has two rows to make one of.
+    await t.handle.pool.query(
+      `insert into delivery_attempts (dead_letter_id, attempt_number, worker_id, started_at, duration_ms, outcome, target)
+       select $1::bigint, 2, 'w', date_bin('15 minutes', now() - interval '3 hours', 'epoch') + m * interval '1 minute', 40, 'SUCCEEDED', 'x.example'
+         from generate_series(1, 2) m`,
+      [String(ids[0])],
+    );
     const now = new Date();
     const charts = async () => ({
       day: await readDeliveryStats(t.db, 'DAY', 'EVENT_TYPE', now),
