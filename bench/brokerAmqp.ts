@@ -22,7 +22,7 @@ import { DEFAULT_RETRY_BATCH_SIZE, DEFAULT_RETRY_CONCURRENCY } from '../src/conf
 import { upsertRetryPolicy } from '../src/domain/retryPolicies.ts';
 import { createAmqpTarget } from '../src/workers/targets/amqp.ts';
 import { createTargetDeliver, kindMap } from '../src/workers/targets/targetKind.ts';
-import { assertAllSucceeded, benchDatabase, cleanUp, createBenchVhost, loopReferenceContestants, redriveThroughLoop, runInterleaved, sendWindowed, waitFor } from './brokerBench.ts';
+import { assertAllSucceeded, benchDatabase, cleanUp, createBenchVhost, databaseCpuMs, loopReferenceContestants, processCpuMs, redriveThroughLoop, runInterleaved, sendWindowed, waitFor } from './brokerBench.ts';
 import { seedDueEvents } from './seedDueEvents.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -76,7 +76,7 @@ try {
   console.log(`both: default exchange → durable queue ${QUEUE} in vhost ${vhost.name}\n`);
 
   await runInterleaved({
-    title: 'Redrive to RabbitMQ (publisher confirms)', events: EVENTS, runs: RUNS, bar: 0.8,
+    title: 'Redrive to RabbitMQ (publisher confirms)', events: EVENTS, runs: RUNS, bar: 0.8, brokerCpuMs: () => processCpuMs('beam.smp'),
     lazarus: {
       label: 'lazarus (retry loop, amqp kind)',
       prepare: async () => {
@@ -84,6 +84,7 @@ try {
         await quiet();
       },
       run: () => redriveThroughLoop(handle.db, createTargetDeliver(kinds), EVENTS),
+      databaseCpuMs: () => databaseCpuMs(pool, 'lazarus-retry'),
       verify: async (moved) => {
         await verifyQueue(moved);
         await assertAllSucceeded(pool, EVENTS);

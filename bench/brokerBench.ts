@@ -4,7 +4,9 @@
 // order, also when a run fails (`cleanups`), and exits non-zero on failure.
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { pino } from 'pino';
@@ -16,6 +18,7 @@ import type { Deliver } from '../src/workers/retry/delivery.ts';
 import type { RetryPassSummary } from '../src/workers/retry/runRetryPass.ts';
 import { startRetryLoop } from '../src/workers/retry/startRetryLoop.ts';
 import { seedDueEvents } from './seedDueEvents.ts';
+import { cpuMsOf } from './triggerCost.ts';
 
 const run = promisify(execFile);
 
@@ -71,6 +74,7 @@ export function loopReferenceContestants(p: {
       await p.reset();
     },
     run: () => redriveThroughLoop(p.db, p.deliver, p.events, BEFORE_PIPELINE),
+    databaseCpuMs: () => databaseCpuMs(p.pool, 'lazarus-retry'),
     verify: async (moved) => {
       await p.verify(moved);
       await assertAllSucceeded(p.pool, p.events);
@@ -82,6 +86,7 @@ export function loopReferenceContestants(p: {
       await p.pool.query('checkpoint');
     },
     run: () => redriveThroughLoop(p.db, async () => ({ ok: true, statusCode: null, responseBody: null }), p.events),
+    databaseCpuMs: () => databaseCpuMs(p.pool, 'lazarus-retry'),
     verify: async () => {},
   }];
 }
@@ -93,10 +98,13 @@ export function loopReferenceContestants(p: {
  */
 export async function runInterleaved(p: {
   title: string; events: number; runs: number; bar: number; lazarus: Contestant; raw: Contestant; others?: Contestant[];
+  /** CPU ms used so far by the broker's server process, read around every contestant's run (null: not on this machine). */
+  brokerCpuMs?: () => Promise<number | null>;
 }): Promise<void> {
   const contestants = [p.lazarus, p.raw, ...(p.others ?? [])];
   const rates = new Map(contestants.map((c) => [c.label, [] as number[]]));
   const cpus = new Map(contestants.map((c) => [c.label, [] as number[]]));
+  const brokerCpus = new Map(contestants.map((c) => [c.label, [] as number[]]));
   const loads: string[] = [];
   const width = Math.max(...contestants.map((c) => c.label.length));
   for (let r = 1; r <= p.runs; r++) {
@@ -105,11 +113,14 @@ export async function runInterleaved(p: {
       await c.prepare();
       const load = loadAverage();
       const cpuBefore = await c.databaseCpuMs?.();
+      const brokerBefore = await p.brokerCpuMs?.();
       const started = performance.now();
       const moved = await c.run();
       const seconds = (performance.now() - started - (c.untimedMs?.() ?? 0)) / 1000;
       const cpuAfter = await c.databaseCpuMs?.();
+      const brokerAfter = await p.brokerCpuMs?.();
       if (typeof cpuBefore === 'number' && typeof cpuAfter === 'number') cpus.get(c.label)!.push(((cpuAfter - cpuBefore) * 1000) / moved);
+      if (typeof brokerBefore === 'number' && typeof brokerAfter === 'number') brokerCpus.get(c.label)!.push(((brokerAfter - brokerBefore) * 1000) / moved);
       await c.verify(moved);
       if (moved !== p.events) throw new Error(`${c.label} moved ${moved} of ${p.events}`);
       rates.get(c.label)!.push(moved / seconds);
@@ -120,22 +131,51 @@ export async function runInterleaved(p: {
   const raw = rates.get(p.raw.label)!;
   const ratio = median(rates.get(p.lazarus.label)!) / median(raw);
   console.log(`\n${p.title}: ${p.events} events, median of ${p.runs} interleaved run(s)\n`);
-  const hasCpu = contestants.some((c) => cpus.get(c.label)!.length > 0);
-  console.log(`| contestant | events/s (median) | events/s per run | ÷ raw per run |${hasCpu ? ' DB CPU µs/event |' : ''}`);
-  console.log(`|---|--:|---|---|${hasCpu ? '--:|' : ''}`);
+  const columns = [['DB CPU µs/event', cpus], ['broker CPU µs/event', brokerCpus]] as const;
+  const shown = columns.filter(([, m]) => contestants.some((c) => m.get(c.label)!.length > 0));
+  console.log(`| contestant | events/s (median) | events/s per run | ÷ raw per run |${shown.map(([name]) => ` ${name} |`).join('')}`);
+  console.log(`|---|--:|---|---|${shown.map(() => '--:|').join('')}`);
   for (const c of contestants) {
     const xs = rates.get(c.label)!;
     const perRun = c === p.raw ? '' : xs.map((x, i) => (x / raw[i]!).toFixed(2)).join(', ');
-    const cpu = cpus.get(c.label)!;
-    console.log(`| ${c.label} | ${Math.round(median(xs))} | ${xs.map(Math.round).join(', ')} | ${perRun} |${hasCpu ? ` ${cpu.length ? median(cpu).toFixed(0) : '—'} |` : ''}`);
+    const cells = shown.map(([, m]) => {
+      const ys = m.get(c.label)!;
+      return ` ${ys.length ? median(ys).toFixed(0) : '—'} |`;
+    });
+    console.log(`| ${c.label} | ${Math.round(median(xs))} | ${xs.map(Math.round).join(', ')} | ${perRun} |${cells.join('')}`);
   }
   console.log(`\nlazarus ÷ raw: ${ratio.toFixed(2)} (bar ≥ ${p.bar}: ${ratio >= p.bar ? 'met' : 'NOT met'}); 1-minute load average at each contestant's start: ${loads.join(', ')}`);
 }
 
+/** CPU ms used so far by the local process whose command name is `comm` (beam.smp, nats-server), or null. */
+export async function processCpuMs(comm: string): Promise<number | null> {
+  for (const pid of await readdir('/proc').catch(() => [] as string[])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const name = await readFile(`/proc/${pid}/comm`, 'utf8').catch(() => '');
+    if (name.trim() === comm) return cpuMsOf(Number(pid));
+  }
+  return null;
+}
+
+/**
+ * CPU ms used so far by the backends of `pool`'s database whose application_name is `app` (the
+ * bench's own pool is not counted); null when /proc cannot see them (a server on another machine).
+ */
+export async function databaseCpuMs(pool: pg.Pool, app: string): Promise<number | null> {
+  const { rows: pids } = await pool.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and application_name = $1', [app]);
+  let ms = 0;
+  for (const { pid } of pids) {
+    const used = await cpuMsOf(pid);
+    if (used === null) return null;
+    ms += used;
+  }
+  return ms;
+}
+
 /**
  * A migrated database of the bench's own (`<prefix>_<pid>`): the service's handle (application_name
- * lazarus-retry, so its backends' CPU is told apart) and a one-connection pool for the bench's own
- * reads; `cleanups` closes both and drops the database.
+ * lazarus-retry, so its backends' CPU is told apart: `databaseCpuMs(pool, 'lazarus-retry')`) and a
+ * one-connection pool for the bench's own reads; `cleanups` closes both and drops the database.
  */
 export async function benchDatabase(adminUrl: string, prefix: string, cleanups: Array<() => Promise<unknown>>): Promise<{ dbUrl: string; handle: DbHandle; pool: pg.Pool }> {
   const name = `${prefix}_${process.pid}`;
@@ -177,6 +217,8 @@ export async function sendWindowed<T>(items: readonly T[], concurrency: number, 
   let next = 0;
   let sent = 0;
   let latencySum = 0;
+  const cpuStart = process.cpuUsage();
+  const eluStart = performance.eventLoopUtilization();
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < items.length) {
       const t0 = performance.now();
@@ -185,7 +227,10 @@ export async function sendWindowed<T>(items: readonly T[], concurrency: number, 
       sent += 1;
     }
   }));
-  console.log(`  ${label}: ${concurrency} in flight, ${(latencySum / Math.max(sent, 1)).toFixed(1)} ms a publish`);
+  const cpu = process.cpuUsage(cpuStart);
+  const elu = performance.eventLoopUtilization(eluStart);
+  console.log(`  ${label}: ${concurrency} in flight, ${(latencySum / Math.max(sent, 1)).toFixed(1)} ms a publish; ` +
+    `Node ${((cpu.user + cpu.system) / Math.max(sent, 1)).toFixed(0)} µs CPU an event, event loop ${(elu.utilization * 100).toFixed(0)}% busy`);
   return sent;
 }
 
@@ -208,6 +253,8 @@ export async function redriveThroughLoop(db: Db, deliver: Deliver, events: numbe
   let changedAt = performance.now();
   let latencySum = 0;
   const started = changedAt;
+  const cpuStart = process.cpuUsage();
+  const eluStart = performance.eventLoopUtilization();
   const step = (delta: number) => {
     const now = performance.now();
     inFlightArea += inFlight * (now - changedAt);
@@ -245,7 +292,10 @@ export async function redriveThroughLoop(db: Db, deliver: Deliver, events: numbe
     await loop.stop();
   }
   step(0);
-  console.log(`  lazarus${Object.keys(options).length ? ` ${JSON.stringify(options)}` : ''}: ${(inFlightArea / (changedAt - started)).toFixed(1)} deliveries in flight on average, ${(latencySum / Math.max(done, 1)).toFixed(1)} ms a delivery`);
+  const cpu = process.cpuUsage(cpuStart);
+  const elu = performance.eventLoopUtilization(eluStart);
+  console.log(`  lazarus${Object.keys(options).length ? ` ${JSON.stringify(options)}` : ''}: ${(inFlightArea / (changedAt - started)).toFixed(1)} deliveries in flight on average, ${(latencySum / Math.max(done, 1)).toFixed(1)} ms a delivery; ` +
+    `Node ${((cpu.user + cpu.system) / Math.max(done, 1)).toFixed(0)} µs CPU an event, event loop ${(elu.utilization * 100).toFixed(0)}% busy`);
   return done;
 }
 

@@ -34,8 +34,7 @@ import { DEFAULT_PREFETCH } from '../src/workers/bridges/rabbitmq.ts';
 import { BRIDGE_KINDS } from '../src/workers/bridges/registry.ts';
 import { startBridge, type BridgePassSummary } from '../src/workers/bridges/runBridge.ts';
 import { createDatabase, dropDatabase } from '../test/helpers/databases.ts';
-import { cleanUp, createBenchVhost, runInterleaved, waitFor } from './brokerBench.ts';
-import { cpuMsOf } from './triggerCost.ts';
+import { cleanUp, createBenchVhost, databaseCpuMs, processCpuMs, runInterleaved, waitFor } from './brokerBench.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -55,24 +54,13 @@ try {
     const pool = new pg.Pool({ connectionString: url, max: 1, application_name: 'bench' });
     pool.on('error', () => {});
     cleanups.push(() => pool.end());
-    /** CPU ms of this database's backends named `app` (the bench's own pool is not counted). */
-    const databaseCpuMs = async (app: string) => {
-      const { rows: pids } = await pool.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and application_name = $1', [app]);
-      let ms = 0;
-      for (const { pid } of pids) {
-        const used = await cpuMsOf(pid);
-        if (used === null) return null;
-        ms += used;
-      }
-      return ms;
-    };
     const rows = async () => (await pool.query<{ n: number }>('select count(*)::int as n from dead_letters')).rows[0]!.n;
     const empty = async () => {
       await pool.query('truncate dead_letters, dead_letter_actions');
       await pool.query('vacuum analyze dead_letters');
       await pool.query('checkpoint');
     };
-    return { url, pool, rows, empty, databaseCpuMs };
+    return { url, pool, rows, empty, databaseCpuMs: (app: string) => databaseCpuMs(pool, app) };
   };
   const lazarusDb = await database('lazarus');
   const rawDb = await database('raw');
@@ -220,7 +208,7 @@ try {
     if (rows !== moved) throw new Error(`${rows} rows stored, ${moved} counted`);
   };
   await runInterleaved({
-    title: 'Ingest from a RabbitMQ dead-letter queue', events: EVENTS, runs: RUNS, bar: 0.8,
+    title: 'Ingest from a RabbitMQ dead-letter queue', events: EVENTS, runs: RUNS, bar: 0.8, brokerCpuMs: () => processCpuMs('beam.smp'),
     lazarus: {
       label: 'lazarus (RabbitMQ bridge)',
       prepare: async () => {

@@ -24,8 +24,9 @@ import { upsertRetryPolicy } from '../src/domain/retryPolicies.ts';
 import { createNatsTarget } from '../src/workers/targets/nats.ts';
 import { createTargetDeliver, kindMap } from '../src/workers/targets/targetKind.ts';
 import { startNatsServer } from '../test/helpers/natsServer.ts';
-import { assertAllSucceeded, benchDatabase, cleanUp, loopReferenceContestants, redriveThroughLoop, runInterleaved, sendWindowed } from './brokerBench.ts';
+import { assertAllSucceeded, benchDatabase, cleanUp, databaseCpuMs, loopReferenceContestants, redriveThroughLoop, runInterleaved, sendWindowed } from './brokerBench.ts';
 import { seedDueEvents } from './seedDueEvents.ts';
+import { cpuMsOf } from './triggerCost.ts';
 
 const adminUrl = process.env.BENCH_DATABASE_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 50_000);
@@ -82,7 +83,7 @@ try {
   console.log(`both: subject ${SUBJECT} → file-storage stream ${STREAM} on nats-server -js at ${server.url}\n`);
 
   await runInterleaved({
-    title: 'Redrive to NATS JetStream (publish with ack)', events: EVENTS, runs: RUNS, bar: 0.8,
+    title: 'Redrive to NATS JetStream (publish with ack)', events: EVENTS, runs: RUNS, bar: 0.8, brokerCpuMs: async () => (server.pid === null ? null : cpuMsOf(server.pid)),
     lazarus: {
       label: 'lazarus (retry loop, nats kind)',
       prepare: async () => {
@@ -90,6 +91,7 @@ try {
         await freshStream();
       },
       run: () => redriveThroughLoop(handle.db, createTargetDeliver(kinds), EVENTS),
+      databaseCpuMs: () => databaseCpuMs(pool, 'lazarus-retry'),
       verify: async (moved) => {
         await verifyStream(moved);
         await assertAllSucceeded(pool, EVENTS);

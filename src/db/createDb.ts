@@ -30,6 +30,23 @@ export interface DbHandle {
   close(): Promise<void>;
 }
 
+/**
+ * JIT compilation is off on Lazarus's own connections. PostgreSQL compiles a statement whose
+ * estimated cost passes jit_above_cost (100,000), and estimates grow with the table while the
+ * statements stay small: at 50,000 due events the claim's check of which types have work was
+ * JIT-compiled on every call, 10–12 ms to compile a 0.1 ms query, and the drain ran at a third of
+ * its speed (6,300 against 15,300–18,500 events/s, 184 against 58–63 µs of database CPU an event;
+ * docs/benchmarks.md). A URL's own `options` come after it (pg would otherwise let them replace
+ * it), so `?options=-c jit=on` there wins.
+ */
+export function withSessionOptions(url: string): { connectionString: string; options: string } {
+  const parsed = URL.parse(url);
+  const own = parsed?.searchParams.get('options');
+  if (!parsed || !own) return { connectionString: url, options: '-c jit=off' };
+  parsed.searchParams.delete('options');
+  return { connectionString: parsed.href, options: `-c jit=off ${own}` };
+}
+
 const pools = new WeakMap<Db, { pool: pg.Pool; preparedStatements: boolean }>();
 
 /** The pg pool under a Db made by createDb (runSql runs statements on it); undefined for a transaction's client. */
@@ -43,7 +60,7 @@ export function poolOf(db: Db | DbTx): { pool: pg.Pool; preparedStatements: bool
  */
 export function createDb(url: string, options: DbOptions): DbHandle {
   const pool = new pg.Pool({
-    connectionString: url,
+    ...withSessionOptions(url),
     max: options.poolMax,
     connectionTimeoutMillis: options.acquireTimeoutMs,
     idleTimeoutMillis: 30_000,

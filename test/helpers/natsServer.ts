@@ -13,6 +13,8 @@ import { connect } from '@nats-io/transport-node';
 export interface NatsServer {
   readonly port: number;
   readonly url: string;
+  /** The running server's process id, or null while it is down. */
+  readonly pid: number | null;
   /** Starts the server (again), resolving once a client has connected to it. */
   start(): Promise<void>;
   /** kill -9, resolving once the process has exited. */
@@ -55,6 +57,9 @@ export async function startNatsServer(): Promise<NatsServer> {
   return {
     port,
     url: `nats://127.0.0.1:${port}`,
+    get pid() {
+      return child?.pid ?? null;
+    },
     start,
     kill,
     stop: async () => {
