@@ -52,6 +52,13 @@ export function createAmqpTarget(options: AmqpTargetOptions = {}): TargetKind<Am
   };
   const describeTarget = (settings: AmqpSettings) => `amqp ${settings.exchange ? `exchange ${settings.exchange}` : 'default exchange'}` +
     `${settings.routingKey ? ` key ${settings.routingKey}` : ''} on ${where(settings)}`;
+  // Parsed settings are shared by the events of one claim (targetKind.ts): described once for them all.
+  const descriptions = new WeakMap<AmqpSettings, string>();
+  const describedOnce = (settings: AmqpSettings) => {
+    let line = descriptions.get(settings);
+    if (line === undefined) descriptions.set(settings, line = describeTarget(settings));
+    return line;
+  };
 
   return {
     kind: 'amqp',
@@ -78,7 +85,7 @@ export function createAmqpTarget(options: AmqpTargetOptions = {}): TargetKind<Am
       return { url: `${url.protocol}//${url.host}${url.pathname}`, exchange: settings.exchange, routingKey: settings.routingKey, mandatory: settings.mandatory };
     },
     deliver: async (event, settings, policy, signal) => {
-      const message = messageOf(event, settings, describeTarget(settings));
+      const message = messageOf(event, settings, describedOnce(settings));
       const { request } = message;
       let channel: ConfirmChannel;
       try {
@@ -104,7 +111,7 @@ export function createAmqpTarget(options: AmqpTargetOptions = {}): TargetKind<Am
     return new Promise<DeliveryResult>((resolve) => {
       const finish = (result: DeliveryResult) => {
         signal.removeEventListener('abort', onAbort);
-        returned.delete(tag);
+        if (tag) returned.delete(tag);
         resolve(result);
       };
       const onAbort = () => finish(failure('TIMED_OUT', `no confirm from ${where(settings)} within ${timeoutMs} ms`, { kind: 'TIMEOUT', request }));
@@ -112,7 +119,7 @@ export function createAmqpTarget(options: AmqpTargetOptions = {}): TargetKind<Am
       signal.addEventListener('abort', onAbort, { once: true });
       try {
         channel.publish(settings.exchange, settings.routingKey, message.body, message.options, (error: unknown) => {
-          const bounced = returned.get(tag);
+          const bounced = tag ? returned.get(tag) : undefined;
           if (error) {
             const why = channelErrors.get(channel)?.message ?? (error as Error).message ?? String(error);
             return finish(failure('FAILED', truncate(`${where(settings)} refused the message: ${redact(why, settings.url)}`, MAX_RESPONSE_SUMMARY_BYTES),
@@ -141,7 +148,7 @@ function where(settings: { url: string }): string {
 }
 
 interface AmqpMessage {
-  tag: string;
+  tag: string | null;
   body: Buffer;
   options: Options.Publish;
   request: DeliveryRequest;
@@ -153,7 +160,8 @@ interface AmqpMessage {
  * so Lazarus's own survive the cap on recorded headers.
  */
 function messageOf(event: ClaimedDeadLetter, settings: AmqpSettings, target: string): AmqpMessage {
-  const tag = randomUUID();
+  // Only a mandatory message can come back (basic.return), so only it needs a tag to pair it.
+  const tag = settings.mandatory ? randomUUID() : null;
   // A redrive to source sends the original bytes, content type and properties (sourceMessage.ts).
   const outgoing = outgoingBody(event);
   const body = outgoing.bytes;
@@ -173,10 +181,10 @@ function messageOf(event: ClaimedDeadLetter, settings: AmqpSettings, target: str
 
 /**
  * The event's own scalar headers (a redrive to source carries what the message had), then Lazarus's:
- * its id, the attempt, the type and the source coordinates. `x-lazarus-publish` pairs a returned
- * message with its publish.
+ * its id, the attempt, the type and the source coordinates. `x-lazarus-publish` (mandatory
+ * messages only) pairs a returned message with its publish.
  */
-function headersOf(event: ClaimedDeadLetter, tag: string): Record<string, unknown> {
+function headersOf(event: ClaimedDeadLetter, tag: string | null): Record<string, unknown> {
   const original = sourceHeaders(event, 'amqp');
   // The broker's own x- headers (x-death, x-first-death-*, x-delivery-count) describe the old life.
   const own = original ? Object.fromEntries(Object.entries(original).filter(([name]) => !/^x-/i.test(name)).map(([name, v]) => [name, withBytes(v)]))
@@ -190,7 +198,7 @@ function headersOf(event: ClaimedDeadLetter, tag: string): Record<string, unknow
     'x-lazarus-event-type': event.eventType,
     ...(event.queue && { 'x-lazarus-queue': event.queue }),
     ...(event.source && { 'x-lazarus-source': event.source }),
-    'x-lazarus-publish': tag,
+    ...(tag && { 'x-lazarus-publish': tag }),
   };
 }
 

@@ -64,13 +64,20 @@ export function brokerRequest(target: string, headers: Readonly<Record<string, u
  * through the kind its origin names (sourceTarget.ts) with the policy's timeout, retries and backoff.
  */
 export function createTargetDeliver(kinds: TargetKinds, options: { resolveSource?: ResolveSource } = {}): Deliver {
+  // A claim hands every event of a type the one policy object it read, so the settings are parsed
+  // once per type and claim, not once per event (a redrive of 100 events to RabbitMQ parsed them 100 times).
+  const parsedSettings = new WeakMap<RetryPolicy, ReturnType<typeof parseTargetSettings>>();
   return async (event, policy, signal) => {
     if (event.isToSource) return deliverToSource(kinds, options.resolveSource, event, policy, signal);
     if (policy.targetKind === null) return failure('FAILED', 'no delivery target configured', { kind: 'INVALID_TARGET' });
     const kind = kinds.get(policy.targetKind);
     // Retried, not refused: a newer process that knows the kind may take the next attempt.
     if (!kind) return failure('FAILED', `target kind "${policy.targetKind}" is not known to this process`, { kind: 'INVALID_TARGET' });
-    const parsed = parseTargetSettings(kind, policy.targetSettings, { allowPrivateTarget: policy.allowPrivateTarget });
+    let parsed = parsedSettings.get(policy);
+    if (!parsed) {
+      parsed = parseTargetSettings(kind, policy.targetSettings, { allowPrivateTarget: policy.allowPrivateTarget });
+      parsedSettings.set(policy, parsed);
+    }
     if (!parsed.ok) return failure('PERMANENT_FAILURE', `${policy.targetKind} target: ${parsed.problem.field}: ${parsed.problem.message}`, { kind: 'INVALID_TARGET' });
     return kind.deliver(event, parsed.settings, policy, signal);
   };
