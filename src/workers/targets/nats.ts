@@ -38,6 +38,13 @@ export interface NatsTargetOptions {
 /** The NATS JetStream kind. */
 export function createNatsTarget(options: NatsTargetOptions = {}): TargetKind<NatsSettings> {
   const connections = options.connections ?? createNatsConnections();
+  // Parsed settings are shared by the events of one claim (targetKind.ts): described once for them all.
+  const descriptions = new WeakMap<NatsSettings, string>();
+  const describedOnce = (settings: NatsSettings) => {
+    let line = descriptions.get(settings);
+    if (line === undefined) descriptions.set(settings, line = describeTarget(settings));
+    return line;
+  };
   return {
     kind: 'nats',
     label: 'NATS JetStream',
@@ -63,7 +70,7 @@ export function createNatsTarget(options: NatsTargetOptions = {}): TargetKind<Na
       const hasCredentials = !('problem' in servers) && !!(servers.user || servers.token);
       return { subject: settings.subject, ...(settings.expectedStream && { expectedStream: settings.expectedStream }), ...(!hasCredentials && { url: settings.url }) };
     },
-    deliver: (event, settings, policy, signal) => publish(connections, event, settings, policy.timeoutMs, signal),
+    deliver: (event, settings, policy, signal) => publish(connections, event, settings, describedOnce(settings), policy.timeoutMs, signal),
     health: () => connections.health().map((h) => ({ kind: 'nats', ...h, target: `nats on ${h.target}` })),
     close: () => connections.close(),
   };
@@ -78,14 +85,16 @@ function serversOf(url: string): string {
   return 'problem' in servers ? 'an unparsable URL' : servers.display;
 }
 
-async function publish(connections: NatsConnections, event: ClaimedDeadLetter, settings: NatsSettings, timeoutMs: number, signal: AbortSignal): Promise<DeliveryResult> {
+async function publish(
+  connections: NatsConnections, event: ClaimedDeadLetter, settings: NatsSettings, target: string, timeoutMs: number, signal: AbortSignal,
+): Promise<DeliveryResult> {
   const connection = connections.get(settings.url);
   // A redrive to source sends the original bytes and content type (sourceMessage.ts).
   const outgoing = outgoingBody(event);
   const body = outgoing.bytes;
   const headers = headersOf(event, outgoing);
   const msgID = deliveryId(event);
-  const request = brokerRequest(describeTarget(settings), {
+  const request = brokerRequest(target, {
     'Nats-Msg-Id': msgID, ...(settings.expectedStream && { 'Nats-Expected-Stream': settings.expectedStream }), ...textOf(headers),
   }, body);
   try {
