@@ -8,7 +8,9 @@
 //            written to PostgreSQL. Timed from starting the loop until every event SUCCEEDED.
 //   raw      amqplib on one confirm channel: the same bodies (the events' payloads as JSON) and the
 //            same properties and headers, persistent, each publish awaited on its confirm callback,
-//            with 10 in flight at all times (a sliding window: no pause between batches of 100).
+//            with 10 in flight at all times (a sliding window: no pause between batches of 100), at
+//            amqplib's default socket options; shown beside it, no bar: the same with noDelay (Nagle
+//            off), as the amqp kind's connections run.
 //   as before the same redrive with RETRY_CLAIM_AHEAD=false (the loop until 2026-11-27), and the
 //            loop alone (a delivery that does nothing): shown, no bar.
 // Both publish through the default exchange to one durable queue in a vhost of the bench's own
@@ -64,6 +66,13 @@ try {
   const rawConnection = await amqp.connect(vhost.url);
   cleanups.push(() => rawConnection.close());
   const confirms = await rawConnection.createConfirmChannel();
+  // The same with Nagle's algorithm off, as the amqp kind's connections have it (amqplib's default is on).
+  const rawNoDelay = await amqp.connect(vhost.url, { noDelay: true });
+  cleanups.push(() => rawNoDelay.close());
+  const confirmsNoDelay = await rawNoDelay.createConfirmChannel();
+  const rawRun = (channel: amqp.ConfirmChannel, label: string) => () => sendWindowed(messages, DEFAULT_RETRY_CONCURRENCY, (m) => new Promise<void>((resolve, reject) => {
+    channel.publish('', QUEUE, m.body, m.options, (error: unknown) => (error ? reject(error as Error) : resolve()));
+  }), label);
 
   const quiet = async () => {
     await channel.purgeQueue(QUEUE);
@@ -93,13 +102,12 @@ try {
     raw: {
       label: 'raw amqplib publisher',
       prepare: quiet,
-      run: () => sendWindowed(messages, DEFAULT_RETRY_CONCURRENCY, (m) => new Promise<void>((resolve, reject) => {
-        confirms.publish('', QUEUE, m.body, m.options, (error: unknown) => (error ? reject(error as Error) : resolve()));
-      }), 'raw'),
+      run: rawRun(confirms, 'raw'),
       verify: verifyQueue,
     },
-    // What claiming ahead bought, in this run, and the loop's own ceiling.
-    others: loopReferenceContestants({ db: handle.db, pool, deliver: createTargetDeliver(kinds), events: EVENTS, reset: quiet, verify: verifyQueue }),
+    // The raw publisher with the kind's socket setting, what claiming ahead bought, and the loop's own ceiling.
+    others: [{ label: 'raw amqplib publisher, noDelay', prepare: quiet, run: rawRun(confirmsNoDelay, 'raw, noDelay'), verify: verifyQueue },
+      ...loopReferenceContestants({ db: handle.db, pool, deliver: createTargetDeliver(kinds), events: EVENTS, reset: quiet, verify: verifyQueue })],
   });
 } catch (error) {
   console.error(error);

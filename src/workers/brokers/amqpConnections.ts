@@ -181,8 +181,10 @@ export function createAmqpConnections(options: AmqpConnectionsOptions = {}): Amq
     if (entry.timer) clearTimeout(entry.timer);
     entry.timer = null;
     entry.status.set('CONNECTING');
+    // noDelay: amqplib leaves Nagle's algorithm on, which holds a publish or an ack back while an
+    // earlier segment is unacknowledged; every frame Lazarus sends is one somebody waits on.
     const attempt = connect(entry.url, {
-      timeout: connectTimeoutMs, clientProperties: { connection_name: 'lazarus' }, ...(entry.lookup && { lookup: entry.lookup }),
+      timeout: connectTimeoutMs, noDelay: true, clientProperties: { connection_name: 'lazarus' }, ...(entry.lookup && { lookup: entry.lookup }),
     });
     entry.opening = attempt.then(
       (model) => {
