@@ -60,10 +60,17 @@ export function cutText(text: string, maxBytes: number): string {
   return `${storable(cut)}…`;
 }
 
+// Almost every header is plain ASCII: the checks below run per header of every attempt, so the
+// plain case is one regular expression instead of new strings (7.5 µs an attempt of a RabbitMQ
+// redrive went to bounding its headers: bench:broker:amqp, --cpu-prof).
+const NEEDS_CLEANING = /[\u0000\ud800-\udfff]/;
+const PLAIN_JSON = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
 function storable(text: string): string {
-  return text.replaceAll('\u0000', '').toWellFormed();
+  return NEEDS_CLEANING.test(text) ? text.replaceAll('\u0000', '').toWellFormed() : text;
 }
 
+/** Bytes of `text` as a JSON string: printable ASCII without `"` or `\` is itself plus its quotes. */
 function jsonBytes(text: string): number {
-  return Buffer.byteLength(JSON.stringify(text));
+  return PLAIN_JSON.test(text) ? text.length + 2 : Buffer.byteLength(JSON.stringify(text));
 }
