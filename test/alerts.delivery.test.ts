@@ -7,6 +7,7 @@ import { sendTestAlert } from '../src/domain/alertRules.ts';
 import { raiseAlert } from '../src/domain/alerts.ts';
 import type { AlertFormat } from '../src/generated/prisma/enums.ts';
 import { createChangeListener, type ChangeListener } from '../src/live/changeListener.ts';
+import { wakeOnAlerts } from '../src/workers/jobs.ts';
 import { startAlertDelivery, type AlertDelivery, type AlertDeliveryDeps, type AlertFinished } from '../src/workers/retry/alertDelivery.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { silentLogger } from './helpers/retry.ts';
@@ -105,14 +106,45 @@ describe('delivering an alert', () => {
     const listener: ChangeListener = createChangeListener({ url: t.url, logger: silentLogger });
     await listener.start();
     try {
-      const d = deliverer({ wake: (fn) => (listener.onAlertsRaised(fn), () => {}) });
+      // The service's own wake-ups (jobs.ts), counted, so that a wait that ends without an outcome says why.
+      let wakes = 0;
+      const d = deliverer({ wake: (fn) => wakeOnAlerts(listener, () => ((wakes += 1), fn())) });
       await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
+      let passes = 0;
+      d.events.on('passCompleted', () => void (passes += 1));
       // Listening before the raise: woken by its NOTIFY, the deliverer may finish before the raise's
       // own answer has reached this test.
       const finished = untilFinal(d);
       const [id] = await raiseAlert(t.db, { trigger: 'NEW_GROUP', subjectId: 7, summary: 'a new group' });
       // The poll interval is a minute: only the NOTIFY can bring this delivery about in the test's time.
-      expect(await finished).toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
+      let guard: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([finished, new Promise<never>((_, reject) => {
+        guard = setTimeout(() => reject(new Error(
+          `no outcome 30 s after the raise: ${wakes} wake-ups, ${passes} passes, ${listener.reconnects()} LISTEN reconnects, connected ${listener.isConnected()}`)), 30_000);
+      })]).finally(() => clearTimeout(guard));
+      expect(outcome).toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
+    } finally {
+      await listener.stop();
+    }
+  });
+
+  it('is woken when its LISTEN connection comes back, for an alert whose NOTIFY it missed', async () => {
+    const rule = await t.db.alertRule.create({ data: { name: 'new', trigger: 'NEW_GROUP', targetUrl: sink.url, signingSecret: SECRET, allowPrivateTarget: true } });
+    const listener: ChangeListener = createChangeListener({ url: t.url, logger: silentLogger });
+    await listener.start();
+    try {
+      const d = deliverer({ wake: (fn) => wakeOnAlerts(listener, fn) });
+      await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
+      const finished = untilFinal(d);
+      // Written without lazarus_raise_alert, so without a NOTIFY: as if it came while LISTEN was down.
+      const { id } = await t.db.alert.create({ data: { ruleId: rule.id, ruleName: rule.name, trigger: 'NEW_GROUP', subject: 'group:9', summary: 'missed' } });
+      listener.reconnect('test');
+      let guard: NodeJS.Timeout | undefined;
+      const outcome = await Promise.race([finished, new Promise<never>((_, reject) => {
+        guard = setTimeout(() => reject(new Error('not delivered 30 s after the LISTEN connection came back (the poll interval is a minute)')), 30_000);
+      })]).finally(() => clearTimeout(guard));
+      expect(outcome).toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
+      expect(listener.reconnects()).toBe(1);
     } finally {
       await listener.stop();
     }
@@ -126,7 +158,7 @@ describe('delivering an alert', () => {
     const listener: ChangeListener = createChangeListener({ url: t.url, logger: silentLogger });
     await listener.start();
     try {
-      const d = deliverer({ wake: (fn) => (listener.onAlertsRaised(fn), () => {}) });
+      const d = deliverer({ wake: (fn) => wakeOnAlerts(listener, fn) });
       await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
       const finished = untilFinal(d);
       const id = await sendTestAlert(t.db, rule.id, 'admin-alice');

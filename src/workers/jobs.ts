@@ -128,11 +128,18 @@ function wakeOnDeadLetterHints(listener: ChangeListener): (fn: () => void) => ()
   };
 }
 
-function wakeOnAlerts(listener: ChangeListener, fn: () => void): () => void {
+/**
+ * Wake-ups of the alert deliverer: each `lazarus_alerts` NOTIFY, and each time the LISTEN connection
+ * is (re)established, since a NOTIFY sent while it was down is lost (the poll would find the alert
+ * up to a poll interval later).
+ */
+export function wakeOnAlerts(listener: ChangeListener, fn: () => void): () => void {
   let active = true;
-  listener.onAlertsRaised(() => {
+  const wake = () => {
     if (active) fn();
-  });
+  };
+  listener.onAlertsRaised(wake);
+  listener.onConnected(wake);
   return () => {
     active = false;
   };
