@@ -28,8 +28,10 @@ beforeEach(() => {
   sink.requests = [];
   sink.respond = answerAsSinkDoes;
 });
+const listeners: ChangeListener[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((d) => d.stop()));
+  await Promise.all(listeners.splice(0).map((l) => l.stop()));
 });
 
 function deliverer(overrides: Partial<AlertDeliveryDeps> = {}): AlertDelivery {
@@ -37,6 +39,33 @@ function deliverer(overrides: Partial<AlertDeliveryDeps> = {}): AlertDelivery {
   const d = startAlertDelivery({ db: t.db, logger: silentLogger, pollIntervalMs: 60_000, backoff: { backoff: 'FIXED', baseDelayMs: 20, maxDelayMs: 20 }, ...overrides });
   running.push(d);
   return d;
+}
+
+/**
+ * A deliverer woken as the service wakes it (jobs.ts wakeOnAlerts), on a LISTEN connection of its
+ * own, once its first pass is done; `seen` counts its wake-ups and its later passes.
+ */
+async function listeningDeliverer() {
+  const listener = createChangeListener({ url: t.url, logger: silentLogger });
+  listeners.push(listener);
+  await listener.start();
+  const seen = { wakes: 0, passes: 0 };
+  const d = deliverer({ wake: (fn) => wakeOnAlerts(listener, () => ((seen.wakes += 1), fn())) });
+  await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
+  d.events.on('passCompleted', () => void (seen.passes += 1));
+  return { listener, d, seen };
+}
+
+/** `promise`, or a failure saying `why()` once `ms` have passed without it. */
+async function within<T>(promise: Promise<T>, ms: number, why: () => string): Promise<T> {
+  let guard: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([promise, new Promise<never>((_, reject) => {
+      guard = setTimeout(() => reject(new Error(why())), ms);
+    })]);
+  } finally {
+    clearTimeout(guard);
+  }
 }
 
 /**
@@ -103,51 +132,26 @@ describe('delivering an alert', () => {
 
   it('is woken by the raise’s NOTIFY at commit, without polling', async () => {
     await t.db.alertRule.create({ data: { name: 'new', trigger: 'NEW_GROUP', targetUrl: sink.url, signingSecret: SECRET, allowPrivateTarget: true } });
-    const listener: ChangeListener = createChangeListener({ url: t.url, logger: silentLogger });
-    await listener.start();
-    try {
-      // The service's own wake-ups (jobs.ts), counted, so that a wait that ends without an outcome says why.
-      let wakes = 0;
-      const d = deliverer({ wake: (fn) => wakeOnAlerts(listener, () => ((wakes += 1), fn())) });
-      await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
-      let passes = 0;
-      d.events.on('passCompleted', () => void (passes += 1));
-      // Listening before the raise: woken by its NOTIFY, the deliverer may finish before the raise's
-      // own answer has reached this test.
-      const finished = untilFinal(d);
-      const [id] = await raiseAlert(t.db, { trigger: 'NEW_GROUP', subjectId: 7, summary: 'a new group' });
-      // The poll interval is a minute: only the NOTIFY can bring this delivery about in the test's time.
-      let guard: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([finished, new Promise<never>((_, reject) => {
-        guard = setTimeout(() => reject(new Error(
-          `no outcome 30 s after the raise: ${wakes} wake-ups, ${passes} passes, ${listener.reconnects()} LISTEN reconnects, connected ${listener.isConnected()}`)), 30_000);
-      })]).finally(() => clearTimeout(guard));
-      expect(outcome).toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
-    } finally {
-      await listener.stop();
-    }
+    const { listener, d, seen } = await listeningDeliverer();
+    // Listening before the raise: woken by its NOTIFY, the deliverer may finish before the raise's
+    // own answer has reached this test.
+    const finished = untilFinal(d);
+    const [id] = await raiseAlert(t.db, { trigger: 'NEW_GROUP', subjectId: 7, summary: 'a new group' });
+    // The poll interval is a minute: only the NOTIFY can bring this delivery about in the test's time.
+    expect(await within(finished, 30_000, () => `no outcome 30 s after the raise: ${seen.wakes} wake-ups, ${seen.passes} passes, ` +
+      `${listener.reconnects()} LISTEN reconnects, connected ${listener.isConnected()}`)).toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
   });
 
   it('is woken when its LISTEN connection comes back, for an alert whose NOTIFY it missed', async () => {
     const rule = await t.db.alertRule.create({ data: { name: 'new', trigger: 'NEW_GROUP', targetUrl: sink.url, signingSecret: SECRET, allowPrivateTarget: true } });
-    const listener: ChangeListener = createChangeListener({ url: t.url, logger: silentLogger });
-    await listener.start();
-    try {
-      const d = deliverer({ wake: (fn) => wakeOnAlerts(listener, fn) });
-      await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
-      const finished = untilFinal(d);
-      // Written without lazarus_raise_alert, so without a NOTIFY: as if it came while LISTEN was down.
-      const { id } = await t.db.alert.create({ data: { ruleId: rule.id, ruleName: rule.name, trigger: 'NEW_GROUP', subject: 'group:9', summary: 'missed' } });
-      listener.reconnect('test');
-      let guard: NodeJS.Timeout | undefined;
-      const outcome = await Promise.race([finished, new Promise<never>((_, reject) => {
-        guard = setTimeout(() => reject(new Error('not delivered 30 s after the LISTEN connection came back (the poll interval is a minute)')), 30_000);
-      })]).finally(() => clearTimeout(guard));
-      expect(outcome).toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
-      expect(listener.reconnects()).toBe(1);
-    } finally {
-      await listener.stop();
-    }
+    const { listener, d } = await listeningDeliverer();
+    const finished = untilFinal(d);
+    // Written without lazarus_raise_alert, so without a NOTIFY: as if it came while LISTEN was down.
+    const { id } = await t.db.alert.create({ data: { ruleId: rule.id, ruleName: rule.name, trigger: 'NEW_GROUP', subject: 'group:9', summary: 'missed' } });
+    listener.reconnect('test');
+    expect(await within(finished, 30_000, () => 'not delivered 30 s after the LISTEN connection came back (the poll interval is a minute)'))
+      .toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
+    expect(listener.reconnects()).toBe(1);
   });
 
   it('delivers a test alert of a disabled, throttled rule at once, woken by its NOTIFY, and leaves the throttle alone', async () => {
@@ -155,17 +159,10 @@ describe('delivering an alert', () => {
       data: { name: 'new', trigger: 'NEW_GROUP', enabled: false, targetUrl: sink.url, signingSecret: SECRET, allowPrivateTarget: true },
     });
     await t.db.alertThrottle.create({ data: { ruleId: rule.id, subject: 'test', lastRaisedAt: new Date() } });
-    const listener: ChangeListener = createChangeListener({ url: t.url, logger: silentLogger });
-    await listener.start();
-    try {
-      const d = deliverer({ wake: (fn) => wakeOnAlerts(listener, fn) });
-      await new Promise<void>((resolve) => d.events.once('passCompleted', () => resolve()));
-      const finished = untilFinal(d);
-      const id = await sendTestAlert(t.db, rule.id, 'admin-alice');
-      expect(await finished).toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
-    } finally {
-      await listener.stop();
-    }
+    const { d } = await listeningDeliverer();
+    const finished = untilFinal(d);
+    const id = await sendTestAlert(t.db, rule.id, 'admin-alice');
+    expect(await finished).toMatchObject({ id, outcome: { kind: 'DELIVERED' } });
 
     expect(new Webhook(SECRET).verify(sink.requests[0]!.body, sink.requests[0]!.headers as Record<string, string>)).toMatchObject({
       trigger: 'NEW_GROUP', subject: 'test', summary: "Test alert sent by admin-alice: checking this rule's target",
