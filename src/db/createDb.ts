@@ -35,7 +35,7 @@ export interface DbHandle {
  * estimated cost passes jit_above_cost (100,000), and estimates grow with the table while the
  * statements stay small: at 50,000 due events the claim's check of which types have work was
  * JIT-compiled on every call, 10–12 ms to compile a 0.1 ms query, and the drain ran at a third of
- * its speed (6,300 against 15,300–18,500 events/s, 184 against 58–63 µs of database CPU an event;
+ * its speed (6,345–6,376 against 15,330–18,490 events/s, 173 against 58–63 µs of database CPU an event;
  * docs/benchmarks.md). A URL's own `options` come after it (pg would otherwise let them replace
  * it), so `?options=-c jit=on` there wins.
  */
