@@ -14,7 +14,7 @@ import type { ClaimedDeadLetter } from '../../db/sql/claimDueDeadLetters.ts';
 import { amqpAddress, AmqpUnreachableError, createAmqpConnections, redact, type AmqpConnections } from '../brokers/amqpConnections.ts';
 import { MAX_RESPONSE_SUMMARY_BYTES, truncate, type DeliveryRequest, type DeliveryResult } from '../retry/delivery.ts';
 import { outgoingBody, sourceHeaders, sourceProperties, withBytes } from './sourceMessage.ts';
-import { brokerRequest, deliveryId, failure, type TargetHealth, type TargetKind } from './targetKind.ts';
+import { brokerRequest, deliveryId, failure, oncePerObject, type TargetHealth, type TargetKind } from './targetKind.ts';
 import { lookupPublicOnly, PrivateAddressError } from './webhook.ts';
 
 const AmqpUrl = z.string().max(2000, 'url must be an amqp:// or amqps:// URL of at most 2000 characters')
@@ -53,12 +53,7 @@ export function createAmqpTarget(options: AmqpTargetOptions = {}): TargetKind<Am
   const describeTarget = (settings: AmqpSettings) => `amqp ${settings.exchange ? `exchange ${settings.exchange}` : 'default exchange'}` +
     `${settings.routingKey ? ` key ${settings.routingKey}` : ''} on ${where(settings)}`;
   // Parsed settings are shared by the events of one claim (targetKind.ts): described once for them all.
-  const descriptions = new WeakMap<AmqpSettings, string>();
-  const describedOnce = (settings: AmqpSettings) => {
-    let line = descriptions.get(settings);
-    if (line === undefined) descriptions.set(settings, line = describeTarget(settings));
-    return line;
-  };
+  const describedOnce = oncePerObject(describeTarget);
 
   return {
     kind: 'amqp',

@@ -12,7 +12,7 @@ import { abortable, BrokerUnreachableError } from '../brokers/connectionState.ts
 import { createNatsConnections, parseNatsUrl, type NatsConnections } from '../brokers/natsConnections.ts';
 import { truncate, MAX_RESPONSE_SUMMARY_BYTES, type DeliveryResponse, type DeliveryResult } from '../retry/delivery.ts';
 import { outgoingBody, sourceHeaders, type OutgoingBody } from './sourceMessage.ts';
-import { brokerRequest, deliveryId, failure, type TargetKind } from './targetKind.ts';
+import { brokerRequest, deliveryId, failure, oncePerObject, type TargetKind } from './targetKind.ts';
 
 // A NATS subject: dot-separated tokens, no whitespace, no wildcards (a publish names one subject).
 const SUBJECT = /^[^\s.*>]+(\.[^\s.*>]+)*$/;
@@ -39,12 +39,7 @@ export interface NatsTargetOptions {
 export function createNatsTarget(options: NatsTargetOptions = {}): TargetKind<NatsSettings> {
   const connections = options.connections ?? createNatsConnections();
   // Parsed settings are shared by the events of one claim (targetKind.ts): described once for them all.
-  const descriptions = new WeakMap<NatsSettings, string>();
-  const describedOnce = (settings: NatsSettings) => {
-    let line = descriptions.get(settings);
-    if (line === undefined) descriptions.set(settings, line = describeTarget(settings));
-    return line;
-  };
+  const describedOnce = oncePerObject(describeTarget);
   return {
     kind: 'nats',
     label: 'NATS JetStream',

@@ -60,24 +60,35 @@ export function brokerRequest(target: string, headers: Readonly<Record<string, u
 }
 
 /**
+ * `compute` once per object it is given (by identity, held weakly): a claim's policy, or the settings
+ * parsed from it, are shared by all the claim's events of that type.
+ */
+export function oncePerObject<K extends object, V>(compute: (key: K) => V): (key: K) => V {
+  const computed = new WeakMap<K, V>();
+  return (key) => {
+    if (computed.has(key)) return computed.get(key)!;
+    const value = compute(key);
+    computed.set(key, value);
+    return value;
+  };
+}
+
+/**
  * Delivers each event through its policy's target kind, or, for an event requeued to its source,
  * through the kind its origin names (sourceTarget.ts) with the policy's timeout, retries and backoff.
  */
 export function createTargetDeliver(kinds: TargetKinds, options: { resolveSource?: ResolveSource } = {}): Deliver {
   // A claim hands every event of a type the one policy object it read, so the settings are parsed
   // once per type and claim, not once per event (a redrive of 100 events to RabbitMQ parsed them 100 times).
-  const parsedSettings = new WeakMap<RetryPolicy, ReturnType<typeof parseTargetSettings>>();
+  const settingsOf = oncePerObject((policy: RetryPolicy) =>
+    parseTargetSettings(kinds.get(policy.targetKind!)!, policy.targetSettings, { allowPrivateTarget: policy.allowPrivateTarget }));
   return async (event, policy, signal) => {
     if (event.isToSource) return deliverToSource(kinds, options.resolveSource, event, policy, signal);
     if (policy.targetKind === null) return failure('FAILED', 'no delivery target configured', { kind: 'INVALID_TARGET' });
     const kind = kinds.get(policy.targetKind);
     // Retried, not refused: a newer process that knows the kind may take the next attempt.
     if (!kind) return failure('FAILED', `target kind "${policy.targetKind}" is not known to this process`, { kind: 'INVALID_TARGET' });
-    let parsed = parsedSettings.get(policy);
-    if (!parsed) {
-      parsed = parseTargetSettings(kind, policy.targetSettings, { allowPrivateTarget: policy.allowPrivateTarget });
-      parsedSettings.set(policy, parsed);
-    }
+    const parsed = settingsOf(policy);
     if (!parsed.ok) return failure('PERMANENT_FAILURE', `${policy.targetKind} target: ${parsed.problem.field}: ${parsed.problem.message}`, { kind: 'INVALID_TARGET' });
     return kind.deliver(event, parsed.settings, policy, signal);
   };
