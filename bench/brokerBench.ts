@@ -212,13 +212,23 @@ export async function waitFor<T>(what: string, read: () => Promise<T>, want: T, 
   }
 }
 
+/** Starts counting this process's CPU and event-loop time; the function says, for `events` moved since, what they cost. */
+function nodeUsage(): (events: number) => string {
+  const cpuStart = process.cpuUsage();
+  const eluStart = performance.eventLoopUtilization();
+  return (events) => {
+    const cpu = process.cpuUsage(cpuStart);
+    const elu = performance.eventLoopUtilization(eluStart);
+    return `Node ${((cpu.user + cpu.system) / Math.max(events, 1)).toFixed(0)} µs CPU an event, event loop ${(elu.utilization * 100).toFixed(0)}% busy`;
+  };
+}
+
 /** Sends every item with exactly `concurrency` sends in flight until the last ones (a sliding window). */
 export async function sendWindowed<T>(items: readonly T[], concurrency: number, send: (item: T) => Promise<void>, label: string): Promise<number> {
   let next = 0;
   let sent = 0;
   let latencySum = 0;
-  const cpuStart = process.cpuUsage();
-  const eluStart = performance.eventLoopUtilization();
+  const usage = nodeUsage();
   await Promise.all(Array.from({ length: concurrency }, async () => {
     while (next < items.length) {
       const t0 = performance.now();
@@ -227,10 +237,7 @@ export async function sendWindowed<T>(items: readonly T[], concurrency: number, 
       sent += 1;
     }
   }));
-  const cpu = process.cpuUsage(cpuStart);
-  const elu = performance.eventLoopUtilization(eluStart);
-  console.log(`  ${label}: ${concurrency} in flight, ${(latencySum / Math.max(sent, 1)).toFixed(1)} ms a publish; ` +
-    `Node ${((cpu.user + cpu.system) / Math.max(sent, 1)).toFixed(0)} µs CPU an event, event loop ${(elu.utilization * 100).toFixed(0)}% busy`);
+  console.log(`  ${label}: ${concurrency} in flight, ${(latencySum / Math.max(sent, 1)).toFixed(1)} ms a publish; ${usage(sent)}`);
   return sent;
 }
 
@@ -253,8 +260,7 @@ export async function redriveThroughLoop(db: Db, deliver: Deliver, events: numbe
   let changedAt = performance.now();
   let latencySum = 0;
   const started = changedAt;
-  const cpuStart = process.cpuUsage();
-  const eluStart = performance.eventLoopUtilization();
+  const usage = nodeUsage();
   const step = (delta: number) => {
     const now = performance.now();
     inFlightArea += inFlight * (now - changedAt);
@@ -292,10 +298,7 @@ export async function redriveThroughLoop(db: Db, deliver: Deliver, events: numbe
     await loop.stop();
   }
   step(0);
-  const cpu = process.cpuUsage(cpuStart);
-  const elu = performance.eventLoopUtilization(eluStart);
-  console.log(`  lazarus${Object.keys(options).length ? ` ${JSON.stringify(options)}` : ''}: ${(inFlightArea / (changedAt - started)).toFixed(1)} deliveries in flight on average, ${(latencySum / Math.max(done, 1)).toFixed(1)} ms a delivery; ` +
-    `Node ${((cpu.user + cpu.system) / Math.max(done, 1)).toFixed(0)} µs CPU an event, event loop ${(elu.utilization * 100).toFixed(0)}% busy`);
+  console.log(`  lazarus${Object.keys(options).length ? ` ${JSON.stringify(options)}` : ''}: ${(inFlightArea / (changedAt - started)).toFixed(1)} deliveries in flight on average, ${(latencySum / Math.max(done, 1)).toFixed(1)} ms a delivery; ${usage(done)}`);
   return done;
 }
 
