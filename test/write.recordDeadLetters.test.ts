@@ -85,6 +85,24 @@ describe('recordDeadLetters', () => {
     expect(rows.map((r) => r.payload)).toEqual([1, { n: 1 }, { n: 3 }]);
   });
 
+  it('stores text outside ASCII exactly, in payloads, headers and origins, each row its own', async () => {
+    // Multi-byte UTF-8 (2, 3 and 4 bytes a character) and escapes shift every later row's bytes in
+    // the batch's one JSON array: a miscounted length would cut or misplace them.
+    const inputs = [
+      { eventType: 'a', payload: { name: 'Zoë Ångström', emoji: '🚚📦', quote: 'say "hi"\n\\', cjk: '注文' }, headers: { note: 'über' } },
+      { eventType: 'a', payload: 'plain', origin: { kind: 'redis', stream: 'flüsse-🐟', entryId: '1-0' } },
+      { eventType: 'a', payload: ['€', null, 1.5], headers: { 'ключ': 'значение' } },
+    ];
+    const { body } = await execute(server, RECORD_MANY, { inputs });
+    expect((body.data as any).recordDeadLetters.createdCount).toBe(3);
+    const rows = await t.db.deadLetter.findMany({ orderBy: { id: 'asc' }, select: { payload: true, headers: true, origin: true } });
+    expect(rows).toEqual([
+      { payload: inputs[0]!.payload, headers: inputs[0]!.headers, origin: null },
+      { payload: 'plain', headers: {}, origin: inputs[1]!.origin },
+      { payload: inputs[2]!.payload, headers: inputs[2]!.headers, origin: null },
+    ]);
+  });
+
   it('stores 1,000 events in one call', async () => {
     const inputs = Array.from({ length: 1000 }, (_, i) => ({ eventType: 'bulk', payload: { i }, dedupeKey: `b-${i}` }));
     const { body } = await execute(server, RECORD_MANY, { inputs });
