@@ -101,4 +101,43 @@ describe('the matches of an error text (lazarus_error_text_matches)', () => {
       client.release();
     }
   });
+
+  it('run without parallel workers, even where PostgreSQL is told to plan them', async () => {
+    await t.handle.pool.query(`
+      insert into dead_letters (event_type, error_message)
+      select 'e', case when g % 500 = 0 then 'checksum mismatch in batch ' || g else 'HTTP 503 from inventory ' || g end
+        from generate_series(1, 5000) g`);
+    await t.handle.pool.query('analyze dead_letter_error_texts');
+    const client = await t.handle.pool.connect();
+    const plans: string[] = [];
+    const onNotice = (notice: { message?: string }) => plans.push(notice.message ?? '');
+    client.on('notice', onNotice);
+    try {
+      await client.query('begin');
+      // A Gather over every parallel-safe plan (renamed in PostgreSQL 16), and every plan, the
+      // function's own query included, sent back as a NOTICE.
+      const version = (await client.query<{ v: number }>(`select current_setting('server_version_num')::int as v`)).rows[0]!.v;
+      await client.query(`load 'auto_explain'`);
+      await client.query(`set local ${version >= 160000 ? 'debug_parallel_query' : 'force_parallel_mode'} = on;
+        set local max_parallel_workers_per_gather = 2; set local auto_explain.log_min_duration = 0;
+        set local auto_explain.log_nested_statements = on; set local auto_explain.log_level = notice`);
+      // As plain SQL, the function's query gets one (as the function's own did before).
+      await client.query(`select t.dead_letter_id from dead_letter_error_texts t where t.error_message ilike $1 or t.error_stack ilike $1`, ['%checksum mismatch%']);
+      // auto_explain sends a plan when its portal closes: in a transaction, a parameterised
+      // statement's portal closes when the next statement starts.
+      await client.query('select 1');
+      expect(plans.join('\n')).toMatch(/Gather/);
+      plans.length = 0;
+      // random() (parallel restricted) keeps the calling statement itself out of a worker.
+      const { rowCount } = await client.query(`select * from lazarus_error_text_matches('%checksum mismatch%', 2000) where random() >= 0`);
+      expect(rowCount).toBe(10);
+      const inner = plans.filter((plan) => plan.includes('dead_letter_error_texts'));
+      expect(inner).toHaveLength(1);
+      expect(inner[0]).not.toMatch(/Gather|Parallel/);
+    } finally {
+      client.off('notice', onNotice);
+      await client.query('rollback');
+      client.release();
+    }
+  });
 });
