@@ -431,6 +431,7 @@ $$;
 CREATE FUNCTION public.lazarus_error_text_matches(pattern text, cap integer) RETURNS SETOF bigint
     LANGUAGE sql STABLE PARALLEL SAFE
     SET enable_seqscan TO 'off'
+    SET max_parallel_workers_per_gather TO '0'
     AS $$
   SELECT t.dead_letter_id FROM dead_letter_error_texts t
    WHERE t.error_message ILIKE pattern OR t.error_stack ILIKE pattern
