@@ -2,6 +2,7 @@
 // a reconnect after the socket drops (awaited through onConnect), backoff after a failed attempt,
 // and credentials out of every error.
 import type { ChannelModel } from 'amqplib';
+import type { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AmqpUnreachableError, createAmqpConnections, redact, type AmqpConnections } from '../src/workers/brokers/amqpConnections.ts';
 import { useRabbitVhost } from './helpers/rabbitmq.ts';
@@ -20,6 +21,29 @@ describe('shared AMQP connections', () => {
     expect(extra).not.toBe(a);
     expect(extra.connection).toBe(a.connection);
     expect(connections.health()).toEqual([{ host: '127.0.0.1:5672', vhost: rabbit.name, state: 'CONNECTED', lastError: null, lastErrorAt: null }]);
+  });
+
+  it('sends the frames queued in one turn in one socket write', async () => {
+    connections = createAmqpConnections();
+    const channel = await connections.confirmChannel(rabbit.url);
+    await channel.assertQueue('coalesced', { durable: false });
+    const socket = (channel.connection as unknown as { stream: Writable }).stream;
+    const calls = { write: 0, writev: 0 };
+    for (const method of ['_write', '_writev'] as const) {
+      const original = socket[method]!.bind(socket) as (...args: unknown[]) => void;
+      socket[method] = (...args: unknown[]) => {
+        calls[method === '_write' ? 'write' : 'writev'] += 1;
+        original(...args);
+      };
+    }
+
+    await Promise.all(Array.from({ length: 20 }, (_, i) => new Promise<void>((resolve, reject) => {
+      channel.publish('', 'coalesced', Buffer.from(`m${i}`), {}, (error: unknown) => (error ? reject(error as Error) : resolve()));
+    })));
+
+    // Without the cork, amqplib writes each publish on its own: 20 writes.
+    expect(calls.write + calls.writev).toBeLessThanOrEqual(2);
+    expect((await channel.checkQueue('coalesced')).messageCount).toBe(20);
   });
 
   it('reconnects in the background after the socket drops, and tells onConnect listeners', async () => {

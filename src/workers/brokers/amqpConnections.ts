@@ -17,6 +17,7 @@
 // because amqplib, unlike the NATS and Redis clients, does not reconnect by itself.
 import { connect, type Channel, type ChannelModel, type ConfirmChannel } from 'amqplib';
 import type { LookupFunction } from 'node:net';
+import type { Writable } from 'node:stream';
 import { abortable, ConnectionState, type ConnectionStateName } from './connectionState.ts';
 
 export type AmqpConnectionState = ConnectionStateName;
@@ -190,6 +191,7 @@ export function createAmqpConnections(options: AmqpConnectionsOptions = {}): Amq
       (model) => {
         entry.opening = null;
         entry.model = model;
+        coalesceWrites(model);
         entry.status.set('CONNECTED');
         entry.failures = 0;
         model.on('error', (error: Error) => note(entry, error));
@@ -288,3 +290,27 @@ function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message || (error as { code?: string }).code || error.name;
   return String(error);
 }
+
+/**
+ * amqplib's muxer hands the socket one frame per `write()` (a publish, an ack), each a system call
+ * and, with Nagle off, a TCP segment of its own. Frames queued in one turn of the event loop (the
+ * publishes a batch of confirms releases, a bridge's acks) leave in one `writev` instead: the socket
+ * is corked while the muxer writes what it holds. 10–15% more events a second in a RabbitMQ redrive
+ * (bench:broker:amqp). The muxer is amqplib's own (2.x); where it is not found, writes are left as
+ * they are.
+ */
+function coalesceWrites(model: ChannelModel): void {
+  const muxer = (model.connection as unknown as { muxer?: { _readIncoming?: () => void; out?: Writable } }).muxer;
+  const readIncoming = muxer?._readIncoming;
+  const out = muxer?.out;
+  if (typeof readIncoming !== 'function' || typeof out?.cork !== 'function') return;
+  muxer!._readIncoming = function corked(this: unknown) {
+    out.cork();
+    try {
+      readIncoming.call(this);
+    } finally {
+      out.uncork();
+    }
+  };
+}
+
