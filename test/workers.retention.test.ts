@@ -3,7 +3,7 @@
 import { once } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Periodic } from '../src/runtime/periodic.ts';
-import { purgeFinishedDeadLetters, RETENTION_LOCK_KEY } from '../src/db/sql/purgeFinishedDeadLetters.ts';
+import { oldestPurgeable, purgeFinishedDeadLetters, RETENTION_LOCK_KEY } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import { RETENTION_BATCH, RETENTION_RESTART_EVERY, resumingRetentionPasses, startRetention } from '../src/workers/retention.ts';
 import { startRetryLoop, type RetryLoop } from '../src/workers/retry/startRetryLoop.ts';
 import { useTestDatabase } from './helpers/db.ts';
@@ -114,6 +114,30 @@ describe('retention passes that go on from where they ended', () => {
       holder.release();
     }
     expect((await purgeFinishedDeadLetters(t.db, 30 * DAY_MS, 10))?.purged).toBe(1);
+  });
+
+  it('finds where a pass from the oldest begins with a read: the oldest purgeable event, else the cutoff; null while another process holds the lock', async () => {
+    const before = Date.now();
+    const none = await oldestPurgeable(t.db, 30 * DAY_MS);
+    expect(none!.resolvedAt!.getTime()).toBeGreaterThanOrEqual(before - 30 * DAY_MS - 5_000);
+    expect(none!.resolvedAt!.getTime()).toBeLessThanOrEqual(Date.now() - 30 * DAY_MS + 5_000);
+
+    await insertDeadLetter(t.db, { status: 'EXHAUSTED', resolvedAt: new Date(Date.now() - 90 * DAY_MS) });
+    await finished(10);
+    await finished(45);
+    const oldest = await finished(50);
+    const from = await oldestPurgeable(t.db, 30 * DAY_MS);
+    expect(from!.resolvedAt).toEqual((await t.db.deadLetterState.findUniqueOrThrow({ where: { id: oldest.id } })).resolvedAt);
+
+    const holder = await t.handle.pool.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select pg_advisory_xact_lock($1::bigint)', [RETENTION_LOCK_KEY]);
+      expect(await oldestPurgeable(t.db, 30 * DAY_MS)).toBeNull();
+    } finally {
+      await holder.query('rollback');
+      holder.release();
+    }
   });
 
   it('resumes each pass where the last ended, and every RETENTION_RESTART_EVERY-th pass starts from the oldest again', async () => {

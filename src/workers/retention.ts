@@ -6,7 +6,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../db/createDb.ts';
 import type { OutageLog } from '../db/outageLog.ts';
-import { purgeFinishedDeadLetters, type RetentionCursor } from '../db/sql/purgeFinishedDeadLetters.ts';
+import { oldestPurgeable, purgeFinishedDeadLetters, type RetentionCursor } from '../db/sql/purgeFinishedDeadLetters.ts';
 import type { Logger } from '../logger.ts';
 import { startPeriodic, type Periodic } from '../runtime/periodic.ts';
 
@@ -27,7 +27,8 @@ export const RETENTION_REST_RATIO = 3;
  * starts from the oldest event again, for the events a pass skipped (another transaction held
  * them) or that were written already old. Starting from the oldest steps over every entry earlier
  * passes deleted that VACUUM has not removed yet: at 1M events, 1.3 s for a batch after ~10,000
- * deletions (bench:live).
+ * deletions (bench:live). That walk is made by a read before the pass's first batch
+ * (oldestPurgeable), outside every deleting transaction.
  */
 export const RETENTION_RESTART_EVERY = 10;
 
@@ -54,7 +55,9 @@ export interface RetentionPassOptions {
 export async function runRetentionPass(db: Db, o: RetentionPassOptions): Promise<number> {
   const batch = o.batch ?? RETENTION_BATCH;
   let total = 0;
-  let cursor = o.from;
+  // From the oldest: found first by a read, so the deleting batches start at a live row.
+  let cursor = o.from ?? (await oldestPurgeable(db, o.olderThanMs));
+  if (cursor === null) return 0;
   for (;;) {
     const started = performance.now();
     const result = await purgeFinishedDeadLetters(db, o.olderThanMs, batch, cursor);
