@@ -8,6 +8,8 @@
 //   raw      @nats-io/jetstream's js.publish on one connection: the same bodies, the same
 //            Nats-Msg-Id and headers, each awaited on its ack, 10 in flight at all times (a sliding
 //            window: no pause between batches of 100).
+//            Shown beside it, no bar: the same with noAsyncTraces (no per-request stack captured), as
+//            the nats kind's connections run.
 //   as before the same redrive with RETRY_CLAIM_AHEAD=false (the loop until 2026-11-27), and the
 //            loop alone (a delivery that does nothing): shown, no bar.
 // The server is the bench's own: nats-server -js on a free port with a temporary storage directory
@@ -44,6 +46,10 @@ try {
   cleanups.push(() => nc.close());
   const jsm = await jetstreamManager(nc);
   const js = jetstream(nc);
+  // The same without the client's per-request stack traces, as the nats kind's connections run.
+  const ncNoTraces = await connect({ servers: [server.url], noAsyncTraces: true });
+  cleanups.push(() => ncNoTraces.close());
+  const jsNoTraces = jetstream(ncNoTraces);
 
   const natsKind = createNatsTarget();
   cleanups.push(() => natsKind.close!());
@@ -78,6 +84,11 @@ try {
   };
   const version = (pkg: string) => (JSON.parse(readFileSync(new URL(`../node_modules/${pkg}/package.json`, import.meta.url), 'utf8')) as { version: string }).version;
 
+  const rawRun = (client: typeof js, label: string) => () => sendWindowed(messages, DEFAULT_RETRY_CONCURRENCY, async (m) => {
+    const ack = await client.publish(SUBJECT, m.body, { msgID: m.msgID, headers: m.headers });
+    if (ack.duplicate) throw new Error(`message ${m.msgID} was a duplicate`);
+  }, label);
+
   console.log(`lazarus: startRetryLoop batch ${DEFAULT_RETRY_BATCH_SIZE}, concurrency ${DEFAULT_RETRY_CONCURRENCY}, the nats kind (publish with ack, Nats-Msg-Id)`);
   console.log(`raw: @nats-io/jetstream ${version('@nats-io/jetstream')} js.publish, ${DEFAULT_RETRY_CONCURRENCY} in flight (sliding window), the same bodies, Nats-Msg-Id and headers`);
   console.log(`both: subject ${SUBJECT} → file-storage stream ${STREAM} on nats-server -js at ${server.url}\n`);
@@ -97,17 +108,10 @@ try {
         await assertAllSucceeded(pool, EVENTS);
       },
     },
-    raw: {
-      label: 'raw JetStream publisher',
-      prepare: freshStream,
-      run: () => sendWindowed(messages, DEFAULT_RETRY_CONCURRENCY, async (m) => {
-        const ack = await js.publish(SUBJECT, m.body, { msgID: m.msgID, headers: m.headers });
-        if (ack.duplicate) throw new Error(`message ${m.msgID} was a duplicate`);
-      }, 'raw'),
-      verify: verifyStream,
-    },
-    // What claiming ahead bought, in this run, and the loop's own ceiling.
-    others: loopReferenceContestants({ db: handle.db, pool, deliver: createTargetDeliver(kinds), events: EVENTS, reset: freshStream, verify: verifyStream }),
+    raw: { label: 'raw JetStream publisher', prepare: freshStream, run: rawRun(js, 'raw'), verify: verifyStream },
+    // The raw publisher with the kind's connection setting, what claiming ahead bought, and the loop's own ceiling.
+    others: [{ label: 'raw JetStream publisher, noAsyncTraces', prepare: freshStream, run: rawRun(jsNoTraces, 'raw, noAsyncTraces'), verify: verifyStream },
+      ...loopReferenceContestants({ db: handle.db, pool, deliver: createTargetDeliver(kinds), events: EVENTS, reset: freshStream, verify: verifyStream })],
   });
 } catch (error) {
   console.error(error);

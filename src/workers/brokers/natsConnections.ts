@@ -145,6 +145,10 @@ function openNatsConnection(servers: NatsServers, options: NatsConnectionsOption
         ignoreClusterUpdates: true,
         reconnect: true, maxReconnectAttempts: -1,
         reconnectDelayHandler: () => reconnectDelayMs(reconnects++, options),
+        // The client otherwise builds two Errors per request up front (a JetStream publish is one),
+        // for the stack a timeout would show: ~10% of a redrive's CPU (bench:broker:nats, --cpu-prof).
+        // A failed publish is reported as Lazarus's own message, which names the target, not a stack.
+        noAsyncTraces: true,
       });
       if (mine !== epoch) {
         await opened.close();
