@@ -38,7 +38,8 @@ function spawnCli(args: string[], env: Record<string, string> = {}) {
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
-  const done = new Promise<Run>((resolve) => child.on('exit', (code) => resolve({ code, stdout, stderr })));
+  // 'close', not 'exit': 'exit' can come before the last of the child's output has been read.
+  const done = new Promise<Run>((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
   return { child, done, stdout: () => stdout };
 }
 const cli = (args: string[], env?: Record<string, string>) => spawnCli(args, env).done;

@@ -15,7 +15,8 @@ function runCli(databaseUrl: string): Promise<{ code: number | null; lines: Reco
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
-    child.on('exit', (code) => resolve({ code, lines: out.split('\n').filter(Boolean).map((l) => JSON.parse(l)) }));
+    // 'close', not 'exit': 'exit' can come before the last of the child's output has been read.
+    child.on('close', (code) => resolve({ code, lines: out.split('\n').filter(Boolean).map((l) => JSON.parse(l)) }));
   });
 }
 

@@ -52,7 +52,8 @@ export function runServiceToExit(env: Record<string, string>): Promise<{ code: n
     let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+    // 'close', not 'exit': 'exit' can come before the last of the child's output has been read.
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
