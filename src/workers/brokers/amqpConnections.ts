@@ -295,8 +295,8 @@ function messageOf(error: unknown): string {
  * amqplib's muxer hands the socket one frame per `write()` (a publish, an ack), each a system call
  * and, with Nagle off, a TCP segment of its own. Frames queued in one turn of the event loop (the
  * publishes a batch of confirms releases, a bridge's acks) leave in one `writev` instead: the socket
- * is corked while the muxer writes what it holds. 10–15% more events a second in a RabbitMQ redrive
- * (bench:broker:amqp). The muxer is amqplib's own (2.x); where it is not found, writes are left as
+ * is corked while the muxer writes what it holds. About 10% more events a second in a RabbitMQ
+ * redrive (bench:broker:amqp). The muxer is amqplib's own (2.x); where it is not found, writes are left as
  * they are.
  */
 function coalesceWrites(model: ChannelModel): void {
@@ -313,4 +313,3 @@ function coalesceWrites(model: ChannelModel): void {
     }
   };
 }
-
