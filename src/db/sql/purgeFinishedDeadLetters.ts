@@ -20,6 +20,13 @@ export interface PurgeBatch {
   cursor: RetentionCursor;
 }
 
+/** What a pass may delete, for the purge and for the read that finds where a pass begins. */
+const FINISHED = Prisma.raw(`status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED')`);
+/** Events that ended before this are old enough to delete. */
+const resolvedCutoff = (olderThanMs: number) => Prisma.sql`now() - ${olderThanMs}::bigint * interval '1 millisecond'`;
+/** Tombstones older than this are trimmed. */
+const TOMBSTONE_CUTOFF = Prisma.sql`now() - ${TOMBSTONE_RETENTION_DAYS}::int * interval '1 day'`;
+
 /**
  * Where a pass from the oldest event should begin: the oldest purgeable event's `resolved_at` and
  * the oldest expired tombstone's `deleted_at` (each the cutoff itself when there is none), or null
@@ -31,18 +38,14 @@ export interface PurgeBatch {
  */
 export async function oldestPurgeable(db: Db, olderThanMs: number): Promise<RetentionCursor | null> {
   const rows = await runSql<{ locked: boolean; resolved_from: Date; tombstones_from: Date }>(db, Prisma.sql`
-    with lock as materialized (select pg_try_advisory_xact_lock(${RETENTION_LOCK_KEY}::bigint) as ok),
-    cutoff as materialized (
-      select now() - ${olderThanMs}::bigint * interval '1 millisecond' as resolved,
-             now() - ${TOMBSTONE_RETENTION_DAYS}::int * interval '1 day' as deleted)
+    with lock as materialized (select pg_try_advisory_xact_lock(${RETENTION_LOCK_KEY}::bigint) as ok)
     select (select ok from lock) as locked,
            coalesce((select resolved_at from dead_letters_current
-                      where (select ok from lock)
-                        and status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED') and resolved_at < (select resolved from cutoff)
-                      order by resolved_at limit 1), (select resolved from cutoff)) as resolved_from,
+                      where (select ok from lock) and ${FINISHED} and resolved_at < ${resolvedCutoff(olderThanMs)}
+                      order by resolved_at limit 1), ${resolvedCutoff(olderThanMs)}) as resolved_from,
            coalesce((select deleted_at from dead_letter_tombstones
-                      where (select ok from lock) and deleted_at < (select deleted from cutoff)
-                      order by deleted_at limit 1), (select deleted from cutoff)) as tombstones_from`);
+                      where (select ok from lock) and deleted_at < ${TOMBSTONE_CUTOFF}
+                      order by deleted_at limit 1), ${TOMBSTONE_CUTOFF}) as tombstones_from`);
   const row = rows[0];
   return row?.locked ? { resolvedAt: row.resolved_from, tombstonesDeletedAt: row.tombstones_from } : null;
 }
@@ -87,8 +90,8 @@ export async function purgeFinishedDeadLetters(db: Db, olderThanMs: number, limi
     old as materialized (
       select id, resolved_at from dead_letters_current
        where (select ok from lock)
-         and status in ('SUCCEEDED', 'RESOLVED', 'DISCARDED')
-         and resolved_at < now() - ${olderThanMs}::bigint * interval '1 millisecond'
+         and ${FINISHED}
+         and resolved_at < ${resolvedCutoff(olderThanMs)}
          and resolved_at >= coalesce(${after?.resolvedAt ?? null}::timestamptz, '-infinity')
        order by resolved_at
        limit ${limit}::int
@@ -97,7 +100,7 @@ export async function purgeFinishedDeadLetters(db: Db, olderThanMs: number, limi
     old_tombstones as materialized (
       select change_id, deleted_at from dead_letter_tombstones
        where (select ok from lock)
-         and deleted_at < now() - ${TOMBSTONE_RETENTION_DAYS}::int * interval '1 day'
+         and deleted_at < ${TOMBSTONE_CUTOFF}
          and deleted_at >= coalesce(${after?.tombstonesDeletedAt ?? null}::timestamptz, '-infinity')
        order by deleted_at limit ${limit}::int),
     trimmed as (delete from dead_letter_tombstones t where t.change_id in (select change_id from old_tombstones))

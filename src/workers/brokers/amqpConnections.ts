@@ -296,8 +296,8 @@ function messageOf(error: unknown): string {
  * and, with Nagle off, a TCP segment of its own. Frames queued in one turn of the event loop (the
  * publishes a batch of confirms releases, a bridge's acks) leave in one `writev` instead: the socket
  * is corked while the muxer writes what it holds. About 10% more events a second in a RabbitMQ
- * redrive (bench:broker:amqp). The muxer is amqplib's own (2.x); where it is not found, writes are left as
- * they are.
+ * redrive (bench:broker:amqp). The muxer is amqplib's own (2.x); where it is not found, writes are
+ * left as they are.
  */
 function coalesceWrites(model: ChannelModel): void {
   const muxer = (model.connection as unknown as { muxer?: { _readIncoming?: () => void; out?: Writable } }).muxer;
