@@ -24,7 +24,7 @@ describe('the Policies page', () => {
     }, 'test', TARGET_KINDS);
     const policy = await t.db.retryPolicy.findUniqueOrThrow({ where: { eventType: 'order.placed' } });
     // One delivery, as the retry loop of this process would make, opens (and fails) the connection.
-    const event = { id: 1n, deliveryGeneration: 0, eventType: 'order.placed', payload: {}, headers: null, queue: '', source: '', attempts: 1, occurredAt: new Date() };
+    const event = { id: 1n, deliveryGeneration: 0, eventType: 'order.placed', payload: {}, payloadJson: '{}', headers: null, queue: '', source: '', attempts: 1, occurredAt: new Date() };
     expect(await createTargetDeliver(TARGET_KINDS)(event as unknown as ClaimedDeadLetter, policy, new AbortController().signal))
       .toMatchObject({ ok: false, failureKind: 'UNREACHABLE' });
 

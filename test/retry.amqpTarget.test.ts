@@ -87,8 +87,8 @@ describe('delivering to RabbitMQ', () => {
         timestamp: String(Math.floor(event.occurredAt.getTime() / 1000)), 'x-lazarus-id': id, 'x-lazarus-attempt': '1',
         'x-lazarus-event-type': 'order.placed', 'x-lazarus-queue': 'orders.v1', 'x-lazarus-source': 'checkout', tenant: 'acme', 'x-api-key': REDACTED,
       },
-      requestBodyBytes: Buffer.byteLength('{"orderId":7}'),
-      requestBodySha256: createHash('sha256').update('{"orderId":7}').digest('hex'),
+      requestBodyBytes: Buffer.byteLength('{"orderId": 7}'),
+      requestBodySha256: createHash('sha256').update('{"orderId": 7}').digest('hex'),
       responseHeaders: { confirm: 'basic.ack' },
       responseBody: null,
     });

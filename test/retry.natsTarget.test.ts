@@ -128,8 +128,8 @@ describe('delivering to a JetStream subject', () => {
         'nats-msg-id': id, 'nats-expected-stream': stream, 'content-type': 'application/json', 'lazarus-id': id, 'lazarus-attempt': '1',
         'lazarus-event-type': 'order.placed', 'lazarus-queue': 'orders', 'lazarus-source': 'checkout', traceparent: '00-abc-def-01', 'x-api-key': REDACTED,
       },
-      requestBodyBytes: Buffer.byteLength('{"orderId":7}'),
-      requestBodySha256: createHash('sha256').update('{"orderId":7}').digest('hex'),
+      requestBodyBytes: Buffer.byteLength('{"orderId": 7}'),
+      requestBodySha256: createHash('sha256').update('{"orderId": 7}').digest('hex'),
       responseHeaders: { stream, seq: '1', duplicate: 'false' },
       responseBody: `stream ${stream} seq 1`,
     }]);
@@ -307,7 +307,7 @@ describe('saving a nats target', () => {
 
 function claimed(row: { id: bigint; payload: unknown; occurredAt: Date }, policy: RetryPolicy): ClaimedDeadLetter {
   return {
-    id: row.id, eventType: 'order.placed', queue: 'default', source: 'unknown', orderingKey: null, payload: row.payload, headers: {},
+    id: row.id, eventType: 'order.placed', queue: 'default', source: 'unknown', orderingKey: null, payload: row.payload, payloadJson: JSON.stringify(row.payload), headers: {},
     errorKind: 'DOWNSTREAM_API', errorMessage: 'x', attempts: 1, maxAttempts: null, leaseToken: 'token', occurredAt: row.occurredAt,
     policy, deliveryGeneration: 0,
   };

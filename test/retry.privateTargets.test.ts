@@ -72,7 +72,7 @@ describe('delivering', () => {
     callback(null, (options as { all?: boolean }).all ? all : all[0]!.address, all[0]!.family);
   }) as never;
   const deliver = createWebhookDeliver({ lookup: fakeDns });
-  const event = { id: 1n, eventType: 'order.placed', queue: 'default', source: 'test', orderingKey: null, attempts: 1, occurredAt: new Date(), headers: {}, payload: {} };
+  const event = { id: 1n, eventType: 'order.placed', queue: 'default', source: 'test', orderingKey: null, attempts: 1, occurredAt: new Date(), headers: {}, payload: {}, payloadJson: '{}' };
   const policyFor = (targetUrl: string, allowPrivateTarget = false) =>
     ({ targetKind: 'webhook', targetSettings: { url: targetUrl }, allowPrivateTarget, timeoutMs: 5_000, permanentStatusCodes: [400] }) as unknown as Parameters<typeof deliver>[1];
   const port = () => new URL(sink.url).port;

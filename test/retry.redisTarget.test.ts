@@ -80,10 +80,20 @@ describe('delivering to a Redis stream', () => {
 
     const id = event.id.toString();
     expect(await entries()).toEqual([{
-      id, payload: '{"orderId":7}', 'lazarus-id': id, attempt: '1', 'event-type': 'order.placed',
+      id, payload: '{"orderId": 7}', 'lazarus-id': id, attempt: '1', 'event-type': 'order.placed',
       queue: 'orders', source: 'checkout', headers: '{"traceparent":"00-abc"}',
     }]);
     expect(await statusOf(t.db, event.id)).toMatchObject({ status: 'SUCCEEDED', attempts: 1 });
+  });
+
+  it('sends the payload as stored: a number JavaScript cannot carry goes out exactly', async () => {
+    await saveTarget({ url: REDIS_URL, stream: key });
+    const text = '{"id": 12345678901234567890, "amount": 0.1000000000000000055511151231257827}';
+    const [{ id }] = await t.db.$queryRawUnsafe<[{ id: bigint }]>(`insert into dead_letters (event_type, payload) values ('order.placed', '${text}') returning id`);
+
+    expect(await pass()).toMatchObject({ claimed: 1, succeeded: 1 });
+
+    expect((await entries()).map((e) => [e['lazarus-id'], e.payload])).toEqual([[id.toString(), text]]);
   });
 
   it('records on the attempt the target, the fields it sent (the event’s headers one by one, a secret redacted), the payload size and the entry id', async () => {
@@ -101,8 +111,8 @@ describe('delivering to a Redis stream', () => {
         maxlen: '~ 1000', id, 'lazarus-id': id, attempt: '1', 'event-type': 'order.placed', queue: 'orders', source: 'checkout',
         'headers.traceparent': '00-abc', 'headers.authorization': REDACTED,
       },
-      requestBodyBytes: Buffer.byteLength('{"orderId":7}'),
-      requestBodySha256: createHash('sha256').update('{"orderId":7}').digest('hex'),
+      requestBodyBytes: Buffer.byteLength('{"orderId": 7}'),
+      requestBodySha256: createHash('sha256').update('{"orderId": 7}').digest('hex'),
       responseHeaders: { 'entry-id': entryId },
       responseBody: `entry ${entryId}`,
     });

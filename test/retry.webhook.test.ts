@@ -61,6 +61,20 @@ describe('webhook delivery against a misbehaving target', () => {
   });
 });
 
+describe('the webhook body', () => {
+  it('carries the payload as stored: a number JavaScript cannot carry goes out exactly', async () => {
+    sink.respond = (_req, res) => res.writeHead(204).end();
+    const payload = '{"id": 12345678901234567890, "lines": [{"amount": 0.1000000000000000055511151231257827}]}';
+    const [{ id }] = await t.db.$queryRawUnsafe<[{ id: bigint }]>(`insert into dead_letters (event_type, payload) values ('order.placed', '${payload}') returning id`);
+
+    expect(await runRetryPass(passDeps(t.db))).toMatchObject({ succeeded: 1 });
+
+    const { body, json } = sink.requests[0]!;
+    expect(json).toMatchObject({ id: id.toString(), type: 'order.placed', attempt: 1 });
+    expect(body.endsWith(`,"payload":${payload}}`)).toBe(true);
+  });
+});
+
 describe('webhook-id', () => {
   it('stays the same across retries, and is new for each requeue after a success', async () => {
     const event = await insertDeadLetter(t.db);

@@ -21,7 +21,14 @@ export interface ClaimedDeadLetter {
   queue: string;
   source: string;
   orderingKey: string | null;
-  payload: unknown;
+  /**
+   * The payload as stored, as JSON text (jsonb's): what a delivery sends. Exact where `payload` is
+   * not: a number JavaScript cannot carry (12345678901234567890, 0.1000000000000000055511151231257827)
+   * goes out as it came in.
+   */
+  payloadJson: string;
+  /** The payload parsed, on first read (in-process handlers; a redrive to source's body wrapper). */
+  readonly payload: unknown;
   headers: unknown;
   errorKind: string;
   errorMessage: string;
@@ -46,7 +53,7 @@ interface ClaimedRow {
   queue: string;
   source: string;
   ordering_key: string | null;
-  payload: unknown;
+  payload: string | null;
   headers: unknown;
   error_kind: string;
   error_message: string;
@@ -175,8 +182,8 @@ export async function claimDueDeadLetters(db: Db, p: ClaimParams): Promise<Claim
     -- The policy is read here, in the claim's own snapshot, and travels with the event: a policy
     -- created or changed a moment ago is the one delivered, never a cached copy. The event's
     -- write-once columns (payload, headers, error) come from dead_letters by primary key: read,
-    -- never written.
-    select c.*, w.queue, w.source, w.origin, w.payload, w.headers, w.error_kind::text, w.error_message, w.max_attempts, w.occurred_at,
+    -- never written. The payload comes as its text, sent as it is (see ClaimedDeadLetter.payloadJson).
+    select c.*, w.queue, w.source, w.origin, w.payload::text as payload, w.headers, w.error_kind::text, w.error_message, w.max_attempts, w.occurred_at,
            case when row_number() over (partition by c.event_type) = 1 then p.policy end as policy
       from claimed c join dead_letters w on w.id = c.id join policy p on p.event_type = c.event_type order by c.id`, { name: claimName(deliverable, p.limit) });
   // C1 guard: a plan change that re-runs the locking scan must fail loudly, never over-claim.
@@ -328,13 +335,19 @@ function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
 }
 
 function toClaimedDeadLetter(r: ClaimedRow, policy: RetryPolicy): ClaimedDeadLetter {
+  const payloadJson = r.payload ?? 'null';
+  let parsed: { value: unknown } | undefined;
   return {
     id: r.id,
     eventType: r.event_type,
     queue: r.queue,
     source: r.source,
     orderingKey: r.ordering_key,
-    payload: r.payload,
+    payloadJson,
+    get payload() {
+      parsed ??= { value: JSON.parse(payloadJson) };
+      return parsed.value;
+    },
     headers: r.headers,
     errorKind: r.error_kind,
     errorMessage: r.error_message,

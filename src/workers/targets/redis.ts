@@ -89,7 +89,7 @@ function describeTarget(settings: RedisSettings): string {
 function fieldsOf(event: ClaimedDeadLetter): { payload: string | Buffer; fields: (string | Buffer)[] } {
   const original = sourceHeaders(event, 'redis');
   if (original) return { payload: outgoingBody(event).bytes, fields: sourceFieldsOf(event, original) };
-  const payload = JSON.stringify(event.payload);
+  const payload = event.payloadJson;
   const fields: (string | Buffer)[] = [
     'id', deliveryId(event),
     'payload', payload,

@@ -2,7 +2,8 @@
 // had. A bridge keeps a body that is not JSON as { "$binary": base64, "contentType", "contentEncoding" }
 // or { "$text", "contentType" } (rabbitmq.ts, natsRecords.ts, redisEntry.ts); a redrive to source
 // sends those original bytes with their content type, not the JSON wrapper. A policy target gets the
-// payload as JSON, wrapper and all, as it always has.
+// payload as JSON, wrapper and all, as it always has: the stored JSON text itself, so a number
+// JavaScript cannot carry goes out exactly.
 import type { ClaimedDeadLetter } from '../../db/sql/claimDueDeadLetters.ts';
 
 export interface OutgoingBody {
@@ -12,15 +13,16 @@ export interface OutgoingBody {
   contentEncoding: string | null;
 }
 
-type Event = Pick<ClaimedDeadLetter, 'payload' | 'headers' | 'isToSource'>;
+type Event = Pick<ClaimedDeadLetter, 'payload' | 'payloadJson' | 'headers' | 'isToSource'>;
 
 const BINARY_KEYS = new Set(['$binary', 'contentType', 'contentEncoding']);
 const TEXT_KEYS = new Set(['$text', 'contentType']);
 
 export function outgoingBody(event: Event): OutgoingBody {
-  const json: OutgoingBody = { bytes: Buffer.from(JSON.stringify(event.payload) ?? 'null'), contentType: 'application/json', contentEncoding: null };
+  const json: OutgoingBody = { bytes: Buffer.from(event.payloadJson), contentType: 'application/json', contentEncoding: null };
+  if (!event.isToSource) return json;
   const p = objectOrNull(event.payload);
-  if (!event.isToSource || !p) return json;
+  if (!p) return json;
   const keys = Object.keys(p);
   if (typeof p.$binary === 'string' && keys.every((k) => BINARY_KEYS.has(k))) {
     return { bytes: Buffer.from(p.$binary, 'base64'), contentType: textOrNull(p.contentType), contentEncoding: textOrNull(p.contentEncoding) };

@@ -74,10 +74,12 @@ export function createWebhookTarget(options: WebhookOptions = {}): TargetKind<We
     publicSettings: (settings) => ({ url: settings.url }),
     deliver: (event, settings, policy, signal) => {
       const id = deliveryId(event);
-      const body = JSON.stringify({
+      const envelope = JSON.stringify({
         id, type: event.eventType, queue: event.queue, source: event.source, orderingKey: event.orderingKey,
-        attempt: event.attempts, occurredAt: event.occurredAt.toISOString(), headers: event.headers, payload: event.payload,
+        attempt: event.attempts, occurredAt: event.occurredAt.toISOString(), headers: event.headers,
       });
+      // The payload last, as its stored JSON text: a number JavaScript cannot carry goes out exactly.
+      const body = `${envelope.slice(0, -1)},"payload":${event.payloadJson}}`;
       return post({
         url: settings.url, id, body, secret: settings.secret ?? null, allowPrivateTarget: policy.allowPrivateTarget,
         timeoutMs: policy.timeoutMs, permanentStatusCodes: policy.permanentStatusCodes,
