@@ -6,7 +6,7 @@
 //            the registry's amqp kind: a persistent message per event, published on the kind's shared
 //            confirm channel and counted delivered when the broker confirms it, then the outcome
 //            written to PostgreSQL. Timed from starting the loop until every event SUCCEEDED.
-//   raw      amqplib on one confirm channel: the same bodies (the events' payloads as JSON) and the
+//   raw      amqplib on one confirm channel: the same bodies (the events' payloads as their stored JSON text) and the
 //            same properties and headers, persistent, each publish awaited on its confirm callback,
 //            with 10 in flight at all times (a sliding window: no pause between batches of 100), at
 //            amqplib's default socket options; shown beside it, no bar: the same with noDelay (Nagle
@@ -54,10 +54,10 @@ try {
   // The raw publisher's messages: what the amqp kind sends for the same events (its internal
   // return tag aside), built once up front from the seeded rows.
   await seedDueEvents(pool, EVENTS);
-  const { rows } = await pool.query<{ id: string; payload: unknown; occurred_at: Date; queue: string; source: string }>(
-    'select id::text, payload, occurred_at, queue, source from dead_letters order by id');
+  const { rows } = await pool.query<{ id: string; payload: string; occurred_at: Date; queue: string; source: string }>(
+    'select id::text, payload::text, occurred_at, queue, source from dead_letters order by id');
   const messages = rows.map((r) => ({
-    body: Buffer.from(JSON.stringify(r.payload)),
+    body: Buffer.from(r.payload),
     options: {
       persistent: true, messageId: r.id, contentType: 'application/json', type: 'order.placed', timestamp: Math.floor(r.occurred_at.getTime() / 1000),
       headers: { 'x-lazarus-id': r.id, 'x-lazarus-attempt': 1, 'x-lazarus-event-type': 'order.placed', 'x-lazarus-queue': r.queue, 'x-lazarus-source': r.source },

@@ -60,8 +60,8 @@ try {
 
   // The raw publisher's messages: what the nats kind sends for the same events, built once up front.
   await seedDueEvents(pool, EVENTS);
-  const { rows } = await pool.query<{ id: string; payload: unknown; queue: string; source: string }>(
-    'select id::text, payload, queue, source from dead_letters order by id');
+  const { rows } = await pool.query<{ id: string; payload: string; queue: string; source: string }>(
+    'select id::text, payload::text, queue, source from dead_letters order by id');
   const messages = rows.map((r) => {
     const h = natsHeaders();
     h.set('Content-Type', 'application/json');
@@ -70,7 +70,7 @@ try {
     h.set('Lazarus-Event-Type', 'order.placed');
     h.set('Lazarus-Queue', r.queue);
     h.set('Lazarus-Source', r.source);
-    return { body: JSON.stringify(r.payload), msgID: r.id, headers: h };
+    return { body: r.payload, msgID: r.id, headers: h };
   });
 
   const freshStream = async () => {

@@ -58,14 +58,14 @@ try {
 
   // The raw loop's POSTs: the bodies the webhook kind sends for the same events, built up front.
   await seedDueEvents(pool, EVENTS);
-  const { rows } = await pool.query<{ id: string; payload: unknown; occurred_at: Date; queue: string; source: string; headers: unknown }>(
-    'select id::text, payload, occurred_at, queue, source, headers from dead_letters order by id');
+  const { rows } = await pool.query<{ id: string; payload: string; occurred_at: Date; queue: string; source: string; headers: unknown }>(
+    'select id::text, payload::text, occurred_at, queue, source, headers from dead_letters order by id');
   const posts = rows.map((r) => ({
     id: r.id,
-    body: JSON.stringify({
+    body: `${JSON.stringify({
       id: r.id, type: 'order.placed', queue: r.queue, source: r.source, orderingKey: null, attempt: 1,
-      occurredAt: r.occurred_at.toISOString(), headers: r.headers, payload: r.payload,
-    }),
+      occurredAt: r.occurred_at.toISOString(), headers: r.headers,
+    }).slice(0, -1)},"payload":${r.payload}}`,
   }));
 
   const reset = async () => {
