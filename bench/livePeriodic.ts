@@ -5,7 +5,7 @@ import pg from 'pg';
 import { createDb } from '../src/db/createDb.ts';
 import { purgeFinishedDeadLetters } from '../src/db/sql/purgeFinishedDeadLetters.ts';
 import { resumingDeliveryCompaction } from '../src/domain/deliveryRollups.ts';
-import { foldErrorGroupLedger } from '../src/domain/errorGroupFolding.ts';
+import { sizedFolds } from '../src/domain/errorGroupFolding.ts';
 import { resumingCompactions } from '../src/domain/statsRollups.ts';
 import { evaluateAlertRules } from '../src/workers/alertEvaluation.ts';
 import { resumingRetentionPasses } from '../src/workers/retention.ts';
@@ -110,7 +110,9 @@ export function periodicWork(databaseUrl: string, batched: boolean): () => Backg
     };
     let onRetentionBatch = () => {};
     let onCompactionBatch = () => {};
+    let onFoldBatch = () => {};
     const compaction = resumingCompactions(handle.db, () => onCompactionBatch());
+    const folds = sizedFolds(handle.db, () => onFoldBatch());
     const deliveryCompaction = resumingDeliveryCompaction(handle.db);
     // Back to back (the service rests 3× each batch), so that retention runs through the whole phase.
     const retention = resumingRetentionPasses(handle.db, { olderThanMs: RETENTION_MS, onBatch: () => onRetentionBatch() });
@@ -131,7 +133,7 @@ export function periodicWork(databaseUrl: string, batched: boolean): () => Backg
       ? [
           repeat(() => batches('rollup compaction', (onBatch) => ((onCompactionBatch = onBatch), compaction()))),
           repeat(() => whole('delivery rollup compaction (whole run)', deliveryCompaction)),
-          repeat(() => batches('error group folding', (onBatch) => foldErrorGroupLedger(handle.db, { onBatch, signal: abort.signal }))),
+          repeat(() => batches('error group folding', (onBatch) => ((onFoldBatch = onBatch), folds(abort.signal)))),
           repeat(() => whole('alert evaluation (whole run)', () => evaluateAlertRules(handle.db))),
           repeat(() => batches('retention', (onBatch) => ((onRetentionBatch = onBatch), retention(abort.signal)))),
         ]

@@ -2,6 +2,7 @@
 // folding and trimming it, and the percentile rule over its fixed latency buckets.
 import type { Db } from '../db/createDb.ts';
 import { coarsenDeliveryRollups, compactDeliveryRollupBatch, trimDeliveryRollups } from '../db/sql/deliveryRollups.ts';
+import { BatchSize, batchSizeOf } from './batchSize.ts';
 import { COMPACTION_BATCH_ROWS } from './statsRollups.ts';
 
 /**
@@ -59,12 +60,14 @@ export function percentileOfBuckets(histogram: ReadonlyMap<number, number>, p: n
  * COARSE_STEP_MINUTES steps, a step a statement; then deletes the minutes older than
  * DELIVERY_ROLLUP_KEEP_MS before `now`, 1,000 rows a statement. Returns the rows removed.
  */
-export async function compactDeliveryRollups(db: Db, now: Date, batchRows = COMPACTION_BATCH_ROWS, coarsenFrom?: Date): Promise<number> {
+export async function compactDeliveryRollups(db: Db, now: Date, batchRows?: number | BatchSize, coarsenFrom?: Date): Promise<number> {
+  const size = batchSizeOf(batchRows, COMPACTION_BATCH_ROWS);
   let removed = 0;
   for (let afterId = 0n; ;) {
-    const batch = await compactDeliveryRollupBatch(db, afterId, batchRows);
+    const asked = size.rows;
+    const batch = await size.run(() => compactDeliveryRollupBatch(db, afterId, asked));
     removed += batch.removed;
-    if (batch.lastId === null || batch.scanned < batchRows) break;
+    if (batch.lastId === null || batch.scanned < asked) break;
     afterId = batch.lastId;
   }
   const stepMs = COARSE_STEP_MINUTES * 60_000;
@@ -86,9 +89,10 @@ export async function compactDeliveryRollups(db: Db, now: Date, batchRows = COMP
  */
 export function resumingDeliveryCompaction(db: Db, clock: () => Date = () => new Date()): () => Promise<number> {
   let coarsenedTo: number | null = null;
+  const batchRows = new BatchSize({ max: COMPACTION_BATCH_ROWS });
   return async () => {
     const now = clock();
-    const removed = await compactDeliveryRollups(db, now, COMPACTION_BATCH_ROWS, coarsenedTo === null ? undefined : new Date(coarsenedTo - COARSEN_SPAN_MS));
+    const removed = await compactDeliveryRollups(db, now, batchRows, coarsenedTo === null ? undefined : new Date(coarsenedTo - COARSEN_SPAN_MS));
     coarsenedTo = now.getTime() - COARSEN_AFTER_MS;
     return removed;
   };

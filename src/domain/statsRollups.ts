@@ -2,8 +2,9 @@
 // filters the rollups answer, and how, is db/sql/rollupPlan.ts.
 import type { Db } from '../db/createDb.ts';
 import { compactRollupBatch, type CompactionBatch, type RollupLedger } from '../db/sql/compactRollups.ts';
+import { BatchSize, batchSizeOf } from './batchSize.ts';
 
-/** Ledger rows per compaction batch: each batch is one statement of a few milliseconds. */
+/** Ledger rows per compaction batch at most: each batch is one statement of a few milliseconds. */
 export const COMPACTION_BATCH_ROWS = 200;
 
 /**
@@ -15,21 +16,23 @@ export const COMPACTION_BATCH_ROWS = 200;
 export async function compactRollups(
   db: Db,
   options: {
-    batchRows?: number;
+    /** Ledger rows per batch: a number is fixed; default a BatchSize of at most COMPACTION_BATCH_ROWS. */
+    batchRows?: number | BatchSize;
     onBatch?: (ledger: RollupLedger, batch: CompactionBatch) => void;
     /** Per ledger, the id to start after (a watermark an earlier run reached); default 0, the whole ledger. */
     from?: Partial<Record<RollupLedger, bigint>>;
   } = {},
 ): Promise<number> {
-  const batchRows = options.batchRows ?? COMPACTION_BATCH_ROWS;
+  const size = batchSizeOf(options.batchRows, COMPACTION_BATCH_ROWS);
   let removed = 0;
   for (const ledger of ['rollups', 'signatureRollups'] as const) {
     for (let afterId = options.from?.[ledger] ?? 0n; ;) {
-      const batch = await compactRollupBatch(db, ledger, afterId, batchRows);
+      const asked = size.rows;
+      const batch = await size.run(() => compactRollupBatch(db, ledger, afterId, asked));
       options.onBatch?.(ledger, batch);
       removed += batch.removed;
       // Short means caught up; new deltas appended meanwhile wait for the next run.
-      if (batch.lastId === null || batch.scanned < batchRows) break;
+      if (batch.lastId === null || batch.scanned < asked) break;
       afterId = batch.lastId;
     }
   }
@@ -53,7 +56,9 @@ export const COMPACTION_RESTART_EVERY = 10;
 export function resumingCompactions(db: Db, onBatch?: (ledger: RollupLedger, batch: CompactionBatch) => void): () => Promise<number> {
   let runs = 0;
   const reached: Partial<Record<RollupLedger, bigint>> = {};
+  const batchRows = new BatchSize({ max: COMPACTION_BATCH_ROWS });
   return () => compactRollups(db, {
+    batchRows,
     ...(runs++ % COMPACTION_RESTART_EVERY !== 0 && { from: { ...reached } }),
     onBatch: (ledger, batch) => {
       if (batch.lastId !== null) reached[ledger] = batch.lastId;

@@ -9,7 +9,7 @@ import type { Db } from '../db/createDb.ts';
 import type { OutageLog } from '../db/outageLog.ts';
 import { resumingDeliveryCompaction } from '../domain/deliveryRollups.ts';
 import { resumingCompactions } from '../domain/statsRollups.ts';
-import { DEFAULT_FOLD_INTERVAL_MS, foldErrorGroupLedger } from '../domain/errorGroupFolding.ts';
+import { DEFAULT_FOLD_INTERVAL_MS, sizedFolds } from '../domain/errorGroupFolding.ts';
 import type { ChangeListener } from '../live/changeListener.ts';
 import { ALERTS_CHANNEL, CHANGES_CHANNEL } from '../live/channels.ts';
 import type { Logger } from '../logger.ts';
@@ -72,7 +72,7 @@ export function listJobs(d: JobDeps): Job[] {
     periodicJob(d, {
       name: 'error group folding', everyMs: DEFAULT_FOLD_INTERVAL_MS, wakeChannel: CHANGES_CHANNEL, wakeGapMs: 20,
       wake: wakeOnDeadLetterHints(d.listener), immediately: true,
-      runOnce: (signal) => foldErrorGroupLedger(db, { signal }),
+      runOnce: sizedFolds(db),
     }),
     {
       // The change feed's hints wake the loop at once; its own timer still polls without them.

@@ -7,6 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../db/createDb.ts';
 import type { OutageLog } from '../db/outageLog.ts';
 import { oldestPurgeable, purgeFinishedDeadLetters, type RetentionCursor } from '../db/sql/purgeFinishedDeadLetters.ts';
+import { BatchSize, batchSizeOf } from '../domain/batchSize.ts';
 import type { Logger } from '../logger.ts';
 import { startPeriodic, type Periodic } from '../runtime/periodic.ts';
 
@@ -35,8 +36,8 @@ export const RETENTION_RESTART_EVERY = 10;
 export interface RetentionPassOptions {
   /** Finished events that ended longer ago than this go. */
   olderThanMs: number;
-  /** Events per batch (one transaction each); default RETENTION_BATCH. */
-  batch?: number;
+  /** Events per batch (one transaction each): a number is fixed; default a BatchSize of at most RETENTION_BATCH. */
+  batch?: number | BatchSize;
   /**
    * After each batch, rest this many times the batch's own duration before the next one, so the
    * pass uses at most 1 / (1 + restRatio) of a connection and slows down when the database does.
@@ -53,20 +54,21 @@ export interface RetentionPassOptions {
 
 /** Runs one retention pass; returns the events it deleted. */
 export async function runRetentionPass(db: Db, o: RetentionPassOptions): Promise<number> {
-  const batch = o.batch ?? RETENTION_BATCH;
+  const size = batchSizeOf(o.batch, RETENTION_BATCH);
   let total = 0;
   // From the oldest: found first by a read, so the deleting batches start at a live row.
   let cursor = o.from ?? (await oldestPurgeable(db, o.olderThanMs));
   if (cursor === null) return 0;
   for (;;) {
     const started = performance.now();
-    const result = await purgeFinishedDeadLetters(db, o.olderThanMs, batch, cursor);
+    const asked = size.rows;
+    const result = await size.run(() => purgeFinishedDeadLetters(db, o.olderThanMs, asked, cursor!));
     if (result === null) return total;
     const { purged } = result;
     cursor = result.cursor;
     total += purged;
     o.onBatch?.(purged, cursor);
-    if (purged !== batch || o.signal?.aborted) return total;
+    if (purged !== asked || o.signal?.aborted) return total;
     const restMs = (performance.now() - started) * (o.restRatio ?? 0);
     if (restMs > 0) await sleep(restMs, undefined, { signal: o.signal }).catch(() => {});
     if (o.signal?.aborted) return total;
@@ -89,8 +91,10 @@ export interface RetentionDeps {
 export function resumingRetentionPasses(db: Db, o: Omit<RetentionPassOptions, 'from' | 'signal'>): (signal?: AbortSignal) => Promise<number> {
   let passes = 0;
   let cursor: RetentionCursor | undefined;
+  const batch = o.batch ?? new BatchSize({ max: RETENTION_BATCH });
   return (signal) => runRetentionPass(db, {
     ...o,
+    batch,
     ...(signal && { signal }),
     ...(passes++ % RETENTION_RESTART_EVERY !== 0 && cursor && { from: cursor }),
     onBatch: (purged, reached) => {

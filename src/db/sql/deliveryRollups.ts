@@ -3,12 +3,16 @@
 import { Prisma } from '../../generated/prisma/client.ts';
 import type { Db } from '../createDb.ts';
 import { runSql } from '../runSql.ts';
+import { ASYNC_COMMIT } from './asyncCommit.ts';
 import type { CompactionBatch } from './compactRollups.ts';
 
-/** One statement, so one short transaction: the groups of the next `maxRows` ledger rows after `afterId`. */
+/**
+ * One statement, so one short transaction, committed asynchronously (asyncCommit.ts): the groups of
+ * the next `maxRows` ledger rows after `afterId`.
+ */
 export async function compactDeliveryRollupBatch(db: Db, afterId: bigint, maxRows: number): Promise<CompactionBatch> {
   const rows = await runSql<{ last_id: bigint | null; scanned: number; removed: bigint }>(db, Prisma.sql`
-    select * from lazarus_compact_delivery_rollups_batch(${afterId}::bigint, ${maxRows}::int)`);
+    select b.*, ${ASYNC_COMMIT} from lazarus_compact_delivery_rollups_batch(${afterId}::bigint, ${maxRows}::int) b`);
   return { lastId: rows[0]?.last_id ?? null, scanned: rows[0]?.scanned ?? 0, removed: Number(rows[0]?.removed ?? 0) };
 }
 

@@ -1,6 +1,7 @@
 import type { Db } from '../createDb.ts';
 import { runSql } from '../runSql.ts';
 import { Prisma } from '../../generated/prisma/client.ts';
+import { ASYNC_COMMIT } from './asyncCommit.ts';
 
 /** Key of the transaction-level advisory lock that lets one process at a time run retention. */
 export const RETENTION_LOCK_KEY = 7_401_311_001n;
@@ -65,14 +66,10 @@ export async function purgeFinishedDeadLetters(db: Db, olderThanMs: number, limi
   // 0.9 s (bench:live at 1M events, load ~40).
   // The xact lock is released at commit or rollback, so a crashed runner can never hold it; when
   // another process holds it, nothing is deleted (every part below is conditioned on it).
-  // set_config(…, true) is this statement's transaction's, and PostgreSQL reads synchronous_commit
-  // at its commit: the tombstones' NOTIFY makes this commit take PostgreSQL's one notify-queue lock
-  // (shared by every database of the server), and a synchronous commit holds it until the commit
-  // record is flushed: every other NOTIFYing commit, i.e. every ingest, waits behind that flush
-  // (bench:retention at 10M saw inserts wait up to 181 ms behind the retention client). An
-  // asynchronous commit releases it without waiting. A crash can lose the last few batches'
-  // deletions (at most wal_writer_delay × 3); the rows are old and finished, and the next pass
-  // deletes them again.
+  // It commits asynchronously (asyncCommit.ts): the tombstones' NOTIFY takes the notify-queue lock,
+  // and bench:retention at 10M saw inserts wait up to 181 ms behind a synchronous retention commit.
+  // A crash can lose the last few batches' deletions; the rows are old and finished, and the next
+  // pass deletes them again.
   // The rows (the event and its state row, through the view) are locked first, SKIP LOCKED and MATERIALIZED (an inlined CTE would lose the lock
   // clause's place). A row another transaction holds is skipped, not waited for: a requeue may be
   // turning it PENDING, and a DELETE that waited re-checked only the id and deleted the requeued
@@ -86,7 +83,7 @@ export async function purgeFinishedDeadLetters(db: Db, olderThanMs: number, limi
   // 52 ms of a 56 ms batch after 9,150 deletions, growing with the pass (bench:live).
   const rows = await runSql<{ locked: boolean; n: number; resolved_to: Date | null; tombstones_to: Date | null }>(db, Prisma.sql`
     with lock as materialized (
-      select pg_try_advisory_xact_lock(${RETENTION_LOCK_KEY}::bigint) as ok, set_config('synchronous_commit', 'off', true)),
+      select pg_try_advisory_xact_lock(${RETENTION_LOCK_KEY}::bigint) as ok, ${ASYNC_COMMIT}),
     old as materialized (
       select id, resolved_at from dead_letters_current
        where (select ok from lock)
