@@ -23,8 +23,8 @@ export interface FoldResult {
 
 /**
  * Folds the ledger in batches of `batchRows` rows (a number is fixed; default a BatchSize of at most
- * FOLD_BATCH_ROWS), each its own short transaction, until a batch comes back short (caught up). Safe from any number of processes at once: one folds, the others
- * return `busy`.
+ * FOLD_BATCH_ROWS), each its own short transaction, until a batch comes back short (caught up).
+ * Safe from any number of processes at once: one folds, the others return `busy`.
  */
 export async function foldErrorGroupLedger(
   db: Db,
