@@ -101,6 +101,18 @@ describe('the RabbitMQ bridge', () => {
     await s.connection.close();
   });
 
+  it('keeps a JSON body’s numbers as they came, also those JavaScript cannot carry', async () => {
+    const s = await setup();
+    s.publish('{"id": 12345678901234567890, "amount": 0.1000000000000000055511151231257827, "n": 7}', { contentType: 'application/json' });
+    await rejectMessages(s.channel, s.names.work, 1);
+    const bridge = s.start();
+    await untilTaken(bridge.events, 1);
+    expect(await t.db.$queryRaw`select payload::text as payload from dead_letters`).toEqual([
+      { payload: '{"n": 7, "id": 12345678901234567890, "amount": 0.1000000000000000055511151231257827}' },
+    ]);
+    await s.connection.close();
+  });
+
   it('keeps a non-JSON body byte-exact, and a UTF-8 text body as text', async () => {
     const s = await setup({ eventType: 'legacy.blob' });
     const bytes = randomBytes(300);

@@ -13,6 +13,7 @@ import mergePatchLib from 'json-merge-patch';
 import type { Operation } from 'rfc6902';
 import { MAX_PAYLOAD_BYTES } from '../db/sql/checkPayloadLimits.ts';
 import { ValidationError } from './errors.ts';
+import { isExactNumber } from './exactJson.ts';
 
 export const MAX_PATCH_OPERATIONS = 1000;
 /**
@@ -267,9 +268,6 @@ function isJsonEqual(a: unknown, b: unknown): boolean {
   return keys.length === Object.keys(y).length && keys.every((k) => Object.hasOwn(y, k) && isJsonEqual(x[k], y[k]));
 }
 
-// The most significant digits a double carries exactly through decimal text (DBL_DIG).
-const EXACT_DIGITS = 15;
-
 /** JSON.parse, failing when a number's source text would not survive the trip through a double. */
 function parseExactly(text: string): { ok: true; value: unknown } | { ok: false; at: string } {
   let inexact: string | null = null;
@@ -278,12 +276,4 @@ function parseExactly(text: string): { ok: true; value: unknown } | { ok: false;
     return v;
   });
   return inexact === null ? { ok: true, value } : { ok: false, at: inexact };
-}
-
-function isExactNumber(source: string, value: number): boolean {
-  if (!Number.isFinite(value)) return false;
-  const mantissa = source.replace(/^-/, '').replace(/[eE].*$/, '').replace('.', '');
-  const digits = mantissa.replace(/^0+/, '').replace(/0+$/, '');
-  if (digits.length > EXACT_DIGITS) return false;
-  return !(value === 0 && digits.length > 0); // underflow to 0
 }

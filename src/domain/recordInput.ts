@@ -3,6 +3,7 @@
 import type { ErrorKind } from '../generated/prisma/enums.ts';
 import type { ValidRecord } from '../db/sql/insertDeadLetters.ts';
 import { ValidationError } from './errors.ts';
+import { isKeptNumber } from './exactJson.ts';
 
 /** A validated row, with the payload and headers already serialised once (its shape is the insert's). */
 export type { ValidRecord };
@@ -124,7 +125,7 @@ export function isDeeperThan(value: unknown, maxDepth: number): boolean {
   while (stack.length > 0) {
     const [item, depth] = stack.pop()!;
     if (depth > maxDepth) return true;
-    if (item !== null && typeof item === 'object') {
+    if (item !== null && typeof item === 'object' && !isKeptNumber(item)) {
       for (const child of Object.values(item)) stack.push([child, depth + 1]);
     }
   }

@@ -1,6 +1,7 @@
 // A broker message's body as a dead letter's payload, the same for every bridge kind whose messages
 // carry a content type (RabbitMQ's properties, NATS' headers):
-//  - a JSON content type (or none) whose bytes are UTF-8 JSON stays JSON; the same bytes that claimed
+//  - a JSON content type (or none) whose bytes are UTF-8 JSON stays JSON, every number as it came
+//    (12345678901234567890 is not rounded: domain/exactJson.ts); the same bytes that claimed
 //    JSON and are not are kept as bytes and counted as poison (not_utf8 / not_json);
 //  - a UTF-8 text/* body without NUL is { "$text", "contentType" };
 //  - anything else, or an encoded body (content-encoding other than identity), is kept byte-exact
@@ -8,6 +9,7 @@
 //  - a body over the payload cap is refused (too_large): nothing of it is stored.
 // Redrive to source turns $text and $binary back into these bytes (workers/targets/sourceMessage.ts).
 import { MAX_PAYLOAD_BYTES, type RecordDeadLetterInput } from '../../domain/recordInput.ts';
+import { parseJsonKeepingNumbers } from '../../domain/exactJson.ts';
 import type { BridgeMessage, PoisonReason } from './bridgeKind.ts';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -28,7 +30,7 @@ export function decodeBody(base: Omit<RecordDeadLetterInput, 'payload'>, body: B
   if (!isEncoded && (claimsJson || contentType === null)) {
     let poison: PoisonReason;
     try {
-      return { record: { ...base, payload: JSON.parse(UTF8.decode(body)) }, asBytes: bytes, poison: null, refusal: null };
+      return { record: { ...base, payload: parseJsonKeepingNumbers(UTF8.decode(body)) }, asBytes: bytes, poison: null, refusal: null };
     } catch (error) {
       poison = error instanceof SyntaxError ? 'not_json' : 'not_utf8';
     }

@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto';
 import { ErrorKind } from '../../generated/prisma/enums.ts';
 import { MAX_ERROR_TEXT, MAX_PAYLOAD_BYTES, type RecordDeadLetterInput } from '../../domain/recordInput.ts';
+import { parseJsonKeepingNumbers } from '../../domain/exactJson.ts';
 import type { BridgeMessage } from './bridgeKind.ts';
 
 export const DEFAULT_REDIS_EVENT_TYPE = 'redis.entry';
@@ -72,7 +73,7 @@ export function decodeEntry(id: string, fields: readonly Buffer[], m: EntryMappi
   const text = textOrNull(body);
   if (text === null) return { record: bytes(), asBytes: null, poison: null, refusal: null };
   try {
-    return { record: { ...base, payload: JSON.parse(text) }, asBytes: bytes, poison: null, refusal: null };
+    return { record: { ...base, payload: parseJsonKeepingNumbers(text) }, asBytes: bytes, poison: null, refusal: null };
   } catch {
     return { record: { ...base, payload: { $text: text } }, asBytes: bytes, poison: null, refusal: null };
   }

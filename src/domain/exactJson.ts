@@ -1,0 +1,34 @@
+// JSON numbers that a double cannot carry: 12345678901234567890 parses to 12345678901234567000, and
+// 0.1000000000000000055511151231257827 to 0.1. PostgreSQL's jsonb keeps them exactly, so whatever
+// reads JSON into JavaScript on its way to or from the table must either keep them or refuse them.
+
+// The most significant digits a double carries exactly through decimal text (DBL_DIG).
+const EXACT_DIGITS = 15;
+
+/** Whether the number `value`, parsed from JSON `source`, is the number `source` says. */
+export function isExactNumber(source: string, value: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  const mantissa = source.replace(/^-/, '').replace(/[eE].*$/, '').replace('.', '');
+  const digits = mantissa.replace(/^0+/, '').replace(/0+$/, '');
+  if (digits.length > EXACT_DIGITS) return false;
+  return !(value === 0 && digits.length > 0); // underflow to 0
+}
+
+// Text that may hold such a number: 16 digits in a row (a decimal point among them allowed), or an
+// exponent. Anything else parses as plain JSON.parse would, without a reviver.
+const MAYBE_INEXACT = /\d(?:\.?\d){15}|\d[eE]/;
+
+const { rawJSON: rawJson, isRawJSON } = JSON as unknown as { rawJSON(text: string): unknown; isRawJSON(value: unknown): boolean };
+
+/** A number parseJsonKeepingNumbers kept as its text: a leaf of the document, though an object to JavaScript. */
+export const isKeptNumber = (value: unknown): boolean => isRawJSON(value);
+
+/**
+ * JSON.parse, keeping each number a double cannot carry as its source text (a JSON.rawJSON value),
+ * which JSON.stringify prints back as it came: for bodies stored as they arrived (the bridges).
+ */
+export function parseJsonKeepingNumbers(text: string): unknown {
+  if (!MAYBE_INEXACT.test(text)) return JSON.parse(text);
+  return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
+    typeof value === 'number' && context?.source !== undefined && !isExactNumber(context.source, value) ? rawJson(context.source) : value);
+}

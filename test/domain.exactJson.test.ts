@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { isKeptNumber, parseJsonKeepingNumbers } from '../src/domain/exactJson.ts';
+import { isDeeperThan } from '../src/domain/recordInput.ts';
+
+describe('parseJsonKeepingNumbers', () => {
+  it('prints back every number a double cannot carry as it came, and parses the rest as JSON.parse does', () => {
+    const text = '{"id":12345678901234567890,"amount":0.1000000000000000055511151231257827,"big":1e400,"tiny":1e-400,"n":[1,2.5,-3],"s":"12345678901234567890"}';
+    const value = parseJsonKeepingNumbers(text) as Record<string, unknown>;
+    expect(JSON.stringify(value)).toBe(text);
+    expect(value.n).toEqual([1, 2.5, -3]);
+    expect(value.s).toBe('12345678901234567890');
+    expect(isKeptNumber(value.id)).toBe(true);
+    expect(JSON.stringify(JSON.parse(text))).not.toBe(text);
+  });
+
+  it('keeps a 17-digit decimal whose point splits its digits', () => {
+    expect(JSON.stringify(parseJsonKeepingNumbers('[1234567890.1234567]'))).toBe('[1234567890.1234567]');
+  });
+
+  it('counts a kept number as a leaf of the document, as the number it is', () => {
+    expect(isDeeperThan(parseJsonKeepingNumbers('{"a":{"b":12345678901234567890}}'), 2)).toBe(false);
+    expect(isDeeperThan(parseJsonKeepingNumbers('{"a":{"b":12345678901234567890}}'), 1)).toBe(true);
+  });
+});
