@@ -34,7 +34,7 @@ export class BatchSize {
     return this.current;
   }
 
-  /** How long the batch of `rows()` rows just took; sets the next batch's size. */
+  /** How long the batch of `rows` rows just took; sets the next batch's size. */
   took(ms: number): void {
     const scaled = ms > 0 ? Math.floor((this.current * this.targetMs) / ms) : this.max;
     this.current = Math.min(this.max, 2 * this.current, Math.max(this.min, scaled));
