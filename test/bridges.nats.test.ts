@@ -126,6 +126,16 @@ function untilPaused(events: EventEmitter): Promise<void> {
   });
 }
 
+/**
+ * Until the server has every message of the consumer acked (or terminated). The bridge acks after its
+ * commit, on its own connection, so the server may count the acks a moment after the rows are there.
+ */
+async function acked(stream: string, durable: string): Promise<void> {
+  await vi.waitFor(async () => {
+    expect(await jsm.consumers.info(stream, durable)).toMatchObject({ num_pending: 0, num_ack_pending: 0 });
+  }, { timeout: 10_000, interval: 20 });
+}
+
 describe('advisories', () => {
   it('stores each message a consumer gave up on (MAX_DELIVERIES) as its original, with headers, failure context and origin; skips consumers it does not watch', async () => {
     const s = await setup(watching());
@@ -158,8 +168,7 @@ describe('advisories', () => {
     expect(Math.abs(rows[0]!.occurredAt.getTime() - Date.now())).toBeLessThan(120_000);
     expect(rows[1]).toMatchObject({ eventType: `orders${n}.blob`, payload: { $binary: blob.toString('base64'), contentType: null }, origin: { sequence: second.seq } });
     expect(s.board.get(s.bridge.name)).toMatchObject({ received: 2, recorded: 2, duplicates: 0, refused: 0, connection: 'CONNECTED' });
-    const durable = await jsm.consumers.info('LAZARUS_ADVISORIES', defaultDurable(s.bridge.name));
-    expect(durable).toMatchObject({ num_pending: 0, num_ack_pending: 0 });
+    await acked('LAZARUS_ADVISORIES', defaultDurable(s.bridge.name));
   });
 
   it('stores a terminated message with the advisory as context, and the advisory alone when the original is no longer in its stream', async () => {
@@ -258,7 +267,7 @@ describe('a dead-letter stream', () => {
     });
     expect(rows[0]!.dedupeKey).toMatch(new RegExp(`^nats:${s.stream}:${published.seq}:\\d+$`));
     expect(rows[1]).toMatchObject({ payload: { $text: 'plain words', contentType: 'text/plain' }, errorMessage: `published to dead-letter subject orders${n}.dlq.text (stream ${s.stream})` });
-    expect(await jsm.consumers.info(s.stream, defaultDurable(s.bridge.name))).toMatchObject({ num_pending: 0, num_ack_pending: 0 });
+    await acked(s.stream, defaultDurable(s.bridge.name));
   });
 
   it('stores poison as what it is, refuses what cannot be stored (terminated, left in the stream), and keeps going', async () => {
@@ -279,7 +288,7 @@ describe('a dead-letter stream', () => {
     expect(rows.map((r) => r.payload)).toEqual([{ $binary: notUtf8.toString('base64'), contentType: 'application/json' }, { after: true }]);
     expect(s.board.get(s.bridge.name)).toMatchObject({ received: 4, recorded: 2, refused: 2, poison: { not_utf8: 1, too_large: 1, bad_headers: 1 } });
     // Refused, not lost: terminated, so never redelivered, and still in the stream.
-    expect(await jsm.consumers.info(s.stream, defaultDurable(s.bridge.name))).toMatchObject({ num_pending: 0, num_ack_pending: 0 });
+    await acked(s.stream, defaultDurable(s.bridge.name));
     expect((await jsm.streams.info(s.stream)).state.messages).toBe(4);
   });
 });
@@ -322,9 +331,7 @@ describe('acknowledgement', () => {
     // come back twice (a pass slower than ackWait), which is still stored once.
     expect(sum(passes, 'duplicates')).toBeGreaterThanOrEqual(held);
     expect(await t.db.deadLetter.count()).toBe(3);
-    await vi.waitFor(async () => {
-      expect(await jsm.consumers.info(s.stream, defaultDurable(s.bridge.name))).toMatchObject({ num_pending: 0, num_ack_pending: 0 });
-    }, { timeout: 10_000, interval: 20 });
+    await acked(s.stream, defaultDurable(s.bridge.name));
     expect(await t.db.deadLetter.count()).toBe(3);
   }, 90_000);
 });
