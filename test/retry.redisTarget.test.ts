@@ -89,7 +89,7 @@ describe('delivering to a Redis stream', () => {
   it('sends the payload as stored: a number JavaScript cannot carry goes out exactly', async () => {
     await saveTarget({ url: REDIS_URL, stream: key });
     const text = '{"id": 12345678901234567890, "amount": 0.1000000000000000055511151231257827}';
-    const [{ id }] = await t.db.$queryRawUnsafe<[{ id: bigint }]>(`insert into dead_letters (event_type, payload) values ('order.placed', '${text}') returning id`);
+    const [{ id }] = await t.db.$queryRaw<[{ id: bigint }]>`insert into dead_letters (event_type, payload) values ('order.placed', ${text}::jsonb) returning id`;
 
     expect(await pass()).toMatchObject({ claimed: 1, succeeded: 1 });
 

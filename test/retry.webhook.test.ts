@@ -65,7 +65,7 @@ describe('the webhook body', () => {
   it('carries the payload as stored: a number JavaScript cannot carry goes out exactly', async () => {
     sink.respond = (_req, res) => res.writeHead(204).end();
     const payload = '{"id": 12345678901234567890, "lines": [{"amount": 0.1000000000000000055511151231257827}]}';
-    const [{ id }] = await t.db.$queryRawUnsafe<[{ id: bigint }]>(`insert into dead_letters (event_type, payload) values ('order.placed', '${payload}') returning id`);
+    const [{ id }] = await t.db.$queryRaw<[{ id: bigint }]>`insert into dead_letters (event_type, payload) values ('order.placed', ${payload}::jsonb) returning id`;
 
     expect(await runRetryPass(passDeps(t.db))).toMatchObject({ succeeded: 1 });
 

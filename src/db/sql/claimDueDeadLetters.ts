@@ -53,7 +53,8 @@ interface ClaimedRow {
   queue: string;
   source: string;
   ordering_key: string | null;
-  payload: string | null;
+  /** jsonb's text (dead_letters.payload is NOT NULL). */
+  payload: string;
   headers: unknown;
   error_kind: string;
   error_message: string;
@@ -335,7 +336,7 @@ function pendingSql(types: DeliverableType[], limit: number): Prisma.Sql {
 }
 
 function toClaimedDeadLetter(r: ClaimedRow, policy: RetryPolicy): ClaimedDeadLetter {
-  const payloadJson = r.payload ?? 'null';
+  const payloadJson = r.payload;
   let parsed: { value: unknown } | undefined;
   return {
     id: r.id,
