@@ -91,6 +91,28 @@ describe('console', () => {
     expect(edits.rows.map((r) => r.reason)).toEqual(['customer corrected amount', expect.stringMatching(/^undo of edit \d+$/)]);
   });
 
+  it('shows and edits a number a double cannot carry as stored, not rounded', async () => {
+    // JSON.parse would show 12345678901234567000, and saving the edit would store that.
+    const { rows: [row] } = await sql(`insert into dead_letters (event_type, payload, error_message) values ('order.placed', '{"id": 12345678901234567890, "amount": 10}', 'x') returning id`);
+    const page = await app.open(`/failures/${row.id}`);
+    await page.getByTestId('payload').getByText('"amount": 10').waitFor();
+    expect(await page.getByTestId('payload').innerText()).toContain('"id": 12345678901234567890');
+
+    await page.getByRole('button', { name: 'Edit payload' }).click();
+    const editor = page.getByTestId('payload-editor').locator('.cm-merge-b .cm-content');
+    await editor.waitFor();
+    await editor.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.insertText('{"id": 12345678901234567890, "amount": 20, "ref": 98765432109876543210}');
+    await page.getByTestId('diff').getByText('/ref').waitFor();
+    expect(await page.getByTestId('diff').innerText()).not.toMatch(/\/id/);
+    await page.getByRole('button', { name: 'Save', exact: true }).click();
+
+    await page.getByTestId('timeline').getByText('PAYLOAD_EDITED').waitFor();
+    expect((await sql('select payload::text as payload from dead_letters where id = $1', [String(row.id)])).rows[0].payload)
+      .toBe('{"id": 12345678901234567890, "ref": 98765432109876543210, "amount": 20}');
+  });
+
   it('requeues everything matching a filter: dry-run preview, then confirm, then the rows change', async () => {
     const exhausted = await Promise.all([1, 2, 3].map(() => insertDeadLetter(t.db, { eventType: 'refund.issued', status: 'EXHAUSTED' })));
     const done = await insertDeadLetter(t.db, { eventType: 'refund.issued', status: 'SUCCEEDED' });

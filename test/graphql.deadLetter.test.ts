@@ -136,3 +136,67 @@ describe('deadLetters(filter)', () => {
     expect(body).toEqual({ data: { deadLetters: { totalCount: 0 } } });
   });
 });
+
+// JSON numbers a double cannot carry: JSON.parse would make the first 12345678901234567000 and the
+// second 0.1. Each request below is sent and read as text, so nothing on the test's side rounds.
+describe('numbers a double cannot carry', () => {
+  const BIG = '12345678901234567890';
+  const LONG = '0.1000000000000000055511151231257827';
+  const post = async (body: string) =>
+    (await server.fetch('http://lazarus/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text();
+  const storedPayloads = async () =>
+    (await t.db.$queryRaw<{ payload: string }[]>`SELECT payload::text AS payload FROM dead_letters ORDER BY id`).map((r) => r.payload);
+
+  it('go out as stored, in one event, in a page, in its headers and in its history', async () => {
+    const [row] = await t.db.$queryRaw<{ id: bigint }[]>`
+      INSERT INTO dead_letters (event_type, payload, headers, error_message)
+      VALUES ('order.placed', ${`{"id": ${BIG}, "amount": ${LONG}}`}::jsonb, ${`{"offset": ${BIG}}`}::jsonb, 'x') RETURNING id`;
+    await t.db.$executeRaw`
+      INSERT INTO dead_letter_actions (dead_letter_id, action, actor, before)
+      VALUES (${row!.id}, 'PAYLOAD_EDITED', 'test', ${`{"payload": {"id": ${BIG}}}`}::jsonb)`;
+
+    const text = await post(JSON.stringify({
+      query: `query ($id: ID!) {
+        deadLetter(id: $id) { payload headers history { before } }
+        deadLetters(first: 1) { edges { node { payload } } }
+      }`,
+      variables: { id: row!.id.toString() },
+    }));
+
+    const payload = `{"id":${BIG},"amount":${LONG}}`;
+    expect(text).toBe(`{"data":{"deadLetter":{"payload":${payload},"headers":{"offset":${BIG}},"history":[{"before":null},{"before":{"payload":{"id":${BIG}}}}]},`
+      + `"deadLetters":{"edges":[{"node":{"payload":${payload}}}]}}}`);
+  });
+
+  it('come in as sent, in variables and in literals, and go back out in the answer', async () => {
+    const record = 'mutation ($input: RecordDeadLetterInput!) { recordDeadLetter(input: $input) { ... on RecordedDeadLetter { deadLetter { payload } } } }';
+    const byVariable = await post(`{"query": ${JSON.stringify(record)}, "variables": {"input": {"eventType": "a", "payload": {"id": ${BIG}, "amount": ${LONG}}}}}`);
+    const byLiteral = await post(JSON.stringify({
+      query: `mutation { recordDeadLetter(input: { eventType: "b", payload: { id: ${BIG}, amount: [${LONG}] } }) { ... on RecordedDeadLetter { deadLetter { payload } } } }`,
+    }));
+
+    expect(await storedPayloads()).toEqual([`{"id": ${BIG}, "amount": ${LONG}}`, `{"id": ${BIG}, "amount": [${LONG}]}`]);
+    expect(byVariable).toBe(`{"data":{"recordDeadLetter":{"deadLetter":{"payload":{"id":${BIG},"amount":${LONG}}}}}}`);
+    expect(byLiteral).toBe(`{"data":{"recordDeadLetter":{"deadLetter":{"payload":{"id":${BIG},"amount":[${LONG}]}}}}}`);
+  });
+
+  it('match as sent in payload filters', async () => {
+    const [exact] = await t.db.$queryRaw<{ id: bigint }[]>`INSERT INTO dead_letters (event_type, payload) VALUES ('a', ${`{"id": ${BIG}}`}::jsonb) RETURNING id`;
+    await t.db.$executeRaw`INSERT INTO dead_letters (event_type, payload) VALUES ('a', '{"id": 12345678901234567000}'::jsonb)`;
+    const ids = async (filter: string) =>
+      (await execute<{ deadLetters: { edges: { node: { id: string } }[] } }>(server, `query ($f: DeadLetterFilter) { deadLetters(filter: $f) { edges { node { id } } } }`,
+        { f: JSON.parse(filter) })).body.data?.deadLetters.edges.map((e) => e.node.id);
+
+    expect(await ids(JSON.stringify({ payloadPath: { path: ['id'], equals: BIG } }))).toEqual([exact!.id.toString()]);
+    expect(await ids(JSON.stringify({ payloadContains: `{"id": ${BIG}}` }))).toEqual([exact!.id.toString()]);
+  });
+
+  it('stay as sent through a payload edit', async () => {
+    const dl = await insertDeadLetter(t.db);
+    const edit = 'mutation ($input: EditDeadLetterPayloadInput!) { editDeadLetterPayload(input: $input) { ... on DeadLetter { payload } } }';
+    const answer = await post(`{"query": ${JSON.stringify(edit)}, "variables": {"input": {"id": "${dl.id}", "payload": {"id": ${BIG}}}}}`);
+
+    expect(await storedPayloads()).toEqual([`{"id": ${BIG}}`]);
+    expect(answer).toBe(`{"data":{"editDeadLetterPayload":{"payload":{"id":${BIG}}}}}`);
+  });
+});

@@ -13,6 +13,7 @@ import type { Logger } from '../logger.ts';
 import type { GraphQLContext } from './schema/builder.ts';
 import { requestLimitPlugins } from './requestLimits.ts';
 import { EXAMPLE_OPERATIONS } from './examples.ts';
+import { useExactJsonBody } from './exactJsonBody.ts';
 import { useMutationRateLimit } from './rateLimit.ts';
 import { useInputErrorCodes } from './inputErrorCodes.ts';
 import { useTextInputGuard } from './useTextInputGuard.ts';
@@ -109,6 +110,7 @@ export function createGraphQLServer(deps: GraphQLServerDeps): GraphQLServer {
         maxBodyBytes: http.maxBodyBytes,
         batchOperations: BATCH_OPERATIONS,
       }),
+      useExactJsonBody(),
       useMutationRateLimit(http.mutationsPerMinute),
       useReadinessCheck({ endpoint: '/ready', check: deps.isReady }),
       useHttpAuthStatus(deps.authenticate),

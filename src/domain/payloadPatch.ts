@@ -13,7 +13,7 @@ import mergePatchLib from 'json-merge-patch';
 import type { Operation } from 'rfc6902';
 import { MAX_PAYLOAD_BYTES } from '../db/sql/checkPayloadLimits.ts';
 import { ValidationError } from './errors.ts';
-import { isExactNumber } from './exactJson.ts';
+import { isExactNumber } from '../db/exactJson.ts';
 
 export const MAX_PATCH_OPERATIONS = 1000;
 /**

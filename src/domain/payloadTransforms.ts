@@ -15,6 +15,7 @@
 // the same way. PROCESSING events are never selected, and skipped when they are at their batch.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Db } from '../db/createDb.ts';
+import { parseJsonKeepingNumbers } from '../db/exactJson.ts';
 import { countDeadLetterTargets } from '../db/sql/countDeadLetterTargets.ts';
 import { deadLetterWhereSql, type DeadLetterFilter } from '../db/sql/deadLetterWhere.ts';
 import { insertTransform, insertTransformItems, startPreparedTransform } from '../db/sql/insertTransform.ts';
@@ -110,7 +111,7 @@ export async function previewTransform(db: Db, o: TransformRequest & { sample: n
       for (const [i, { id, outcome }] of (await patchBatch(tx, o.patch, batch, tally)).entries()) {
         const { status, payloadText } = batch[i]!;
         statuses.set(status, (statuses.get(status) ?? 0) + 1);
-        if (outcome.kind === 'changed' && samples.length < o.sample) samples.push({ id, status, before: JSON.parse(payloadText), after: JSON.parse(outcome.afterJson) });
+        if (outcome.kind === 'changed' && samples.length < o.sample) samples.push({ id, status, before: parseJsonKeepingNumbers(payloadText), after: parseJsonKeepingNumbers(outcome.afterJson) });
       }
     });
     const byStatus = [...statuses].map(([status, count]) => ({ status, count })).sort((a, b) => b.count - a.count || a.status.localeCompare(b.status));

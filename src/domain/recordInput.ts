@@ -3,7 +3,7 @@
 import type { ErrorKind } from '../generated/prisma/enums.ts';
 import type { ValidRecord } from '../db/sql/insertDeadLetters.ts';
 import { ValidationError } from './errors.ts';
-import { isKeptNumber } from './exactJson.ts';
+import { isKeptNumber } from '../db/exactJson.ts';
 
 /** A validated row, with the payload and headers already serialised once (its shape is the insert's). */
 export type { ValidRecord };

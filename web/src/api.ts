@@ -1,9 +1,10 @@
 // How the console talks to the API: queries and mutations over POST (urql), live data over one
 // graphql-ws socket. The API key stays in this tab's sessionStorage only.
-import { Client, fetchExchange, type CombinedError } from '@urql/core';
+import { Client, type CombinedError } from '@urql/core';
 import { createClient as createWsClient, type Client as WsClient } from 'graphql-ws';
 import { print, type DocumentNode } from 'graphql';
 import { useEffect, useRef, useSyncExternalStore } from 'react';
+import { exactFetchExchange } from './exactFetchExchange.ts';
 
 const KEY_STORAGE = 'lazarus.apiKey';
 
@@ -24,7 +25,7 @@ export function createApi(key: string | null): Api {
   const authorization = key ? `Bearer ${key}` : undefined;
   const urql = new Client({
     url: '/graphql',
-    exchanges: [fetchExchange],
+    exchanges: [exactFetchExchange],
     preferGetMethod: false,
     requestPolicy: 'network-only',
     fetchOptions: (): RequestInit => (authorization ? { headers: { authorization } } : {}),

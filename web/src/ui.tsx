@@ -1,5 +1,6 @@
 import { createContext, useContext, type ReactNode } from 'react';
 import { describeError, type Api } from './api.ts';
+import { parseJsonKeepingNumbers } from '../../src/db/exactJson.ts';
 
 export type Role = 'VIEWER' | 'OPERATOR' | 'ADMIN';
 const RANK: Record<Role, number> = { VIEWER: 1, OPERATOR: 2, ADMIN: 3 };
@@ -55,7 +56,8 @@ export const fmt = (n: number) => number.format(n);
 /** An editor's text as JSON, or the parser's message. */
 export function parseJson(text: string): { ok: true; value: unknown } | { ok: false; message: string } {
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    // Numbers a double cannot carry stay as typed (see exactFetchExchange.ts).
+    return { ok: true, value: parseJsonKeepingNumbers(text) };
   } catch (e) {
     return { ok: false, message: (e as Error).message };
   }

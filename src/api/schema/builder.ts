@@ -4,10 +4,11 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import RelayPlugin from '@pothos/plugin-relay';
 import ScopeAuthPlugin from '@pothos/plugin-scope-auth';
 import { createGraphQLError } from 'graphql-yoga';
-import { GraphQLScalarType } from 'graphql';
+import { GraphQLScalarType, Kind, type ValueNode } from 'graphql';
 import { DateTimeResolver, JSONResolver } from 'graphql-scalars';
 import { hasRole, type Principal } from '../auth/principal.ts';
 import type { Db } from '../../reads/db.ts';
+import { numberKeptExact } from '../../reads/exactJson.ts';
 import type { WriteConfig } from '../../domain/writeConfig.ts';
 import type { LiveFeed } from '../../live/liveEvents.ts';
 import type { BridgeBoard } from '../../workers/bridges/bridgeBoard.ts';
@@ -78,7 +79,28 @@ const DateTimeAsString = new GraphQLScalarType({
   serialize: (value) => (DateTimeResolver.serialize(value) as Date).toISOString(),
 });
 builder.addScalarType('DateTime', DateTimeAsString);
-builder.addScalarType('JSON', JSONResolver);
+// JSON literals keep each number a double cannot carry as its text (12345678901234567890 would
+// otherwise become 12345678901234567000), as JSON variables do (api/exactJsonBody.ts).
+const JSONKeepingNumbers = new GraphQLScalarType({ ...JSONResolver.toConfig(), parseLiteral: jsonLiteral });
+builder.addScalarType('JSON', JSONKeepingNumbers);
+
+function jsonLiteral(ast: ValueNode, variables?: { readonly [name: string]: unknown } | null): unknown {
+  switch (ast.kind) {
+    case Kind.INT:
+    case Kind.FLOAT:
+      return numberKeptExact(ast.value);
+    case Kind.OBJECT:
+      return Object.fromEntries(ast.fields.map((f) => [f.name.value, jsonLiteral(f.value, variables)]));
+    case Kind.LIST:
+      return ast.values.map((v) => jsonLiteral(v, variables));
+    case Kind.VARIABLE:
+      return variables?.[ast.name.value];
+    case Kind.NULL:
+      return null;
+    default:
+      return ast.value;
+  }
+}
 // Deny by default: every query needs at least the viewer role.
 builder.queryType({ authScopes: { viewer: true } });
 // Every mutation needs at least the operator role; fields may ask for more.

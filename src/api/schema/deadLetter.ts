@@ -1,6 +1,7 @@
 import { OMITTED_KEY } from '../../domain/attemptDetails.ts';
 import { readDeadLetter } from '../../reads/deadLetters.ts';
 import { builder } from './builder.ts';
+import { exactJson } from './exactJson.ts';
 import { AttemptOutcomeEnum, DeadLetterStatusEnum, DeliveryFailureKindEnum, ErrorKindEnum, PermanentReasonEnum } from './enums.ts';
 import { parseId } from './ids.ts';
 
@@ -73,11 +74,18 @@ export const DeadLetterRef = builder.prismaObject('DeadLetter', {
     orderingKey: t.exposeString('orderingKey', { nullable: true }),
     orderingSeq: t.string({ nullable: true, resolve: (d) => d.orderingSeq?.toString() ?? null }),
     dedupeKey: t.exposeString('dedupeKey', { nullable: true }),
-    payload: t.expose('payload', { type: 'JSON' }),
-    headers: t.expose('headers', { type: 'JSON', description: 'Transport metadata: topic, partition, offset, trace ids…' }),
-    origin: t.expose('origin', {
+    payload: t.field({ type: 'JSON', select: { payload: true }, resolve: (d, _args, ctx) => exactJson(ctx, 'dead_letters', 'payload', d) }),
+    headers: t.field({
+      type: 'JSON',
+      description: 'Transport metadata: topic, partition, offset, trace ids…',
+      select: { headers: true },
+      resolve: (d, _args, ctx) => exactJson(ctx, 'dead_letters', 'headers', d),
+    }),
+    origin: t.field({
       type: 'JSON',
       nullable: true,
+      select: { origin: true },
+      resolve: (d, _args, ctx) => exactJson(ctx, 'dead_letters', 'origin', d),
       description: 'Where a broker bridge took the event from, e.g. `{ kind: "amqp", bridge, vhost, queue, exchange, routingKeys }`; null for events recorded otherwise. Shapes: docs/brokers.md.',
     }),
     error: t.field({

@@ -1,6 +1,7 @@
 import {
   DEAD_LETTER_FILTER_FIELDS, MAX_JSON, MAX_LIST, MAX_PATH, MAX_TEXT, MIN_ERROR_TEXT, type DeadLetterFilter, type FilterOperator, type IntRange, type TimeRange,
 } from '../../domain/deadLetterFilter.ts';
+import { parseJsonKeepingNumbers } from '../../reads/exactJson.ts';
 import { firstUnstorable } from '../useTextInputGuard.ts';
 import { builder } from './builder.ts';
 import { DeadLetterStatusEnum, ErrorKindEnum } from './enums.ts';
@@ -107,7 +108,7 @@ function json(field: string, value: string): unknown {
   if (value.length > MAX_JSON) throw badUserInput(`${argument} is longer than ${MAX_JSON} characters`, { argument });
   let parsed: unknown;
   try {
-    parsed = JSON.parse(value);
+    parsed = parseJsonKeepingNumbers(value);
   } catch {
     throw badUserInput(`${argument} is not valid JSON`, { argument });
   }

@@ -3,6 +3,7 @@ import { ActionKind } from '../../generated/prisma/enums.ts';
 import type { DeadLetterAction, DeliveryAttempt } from '../../generated/prisma/client.ts';
 import { readDeadLetterActions, readDeliveryAttempts } from '../../reads/history.ts';
 import { builder, type GraphQLContext } from './builder.ts';
+import { exactJson } from './exactJson.ts';
 import { DeliveryAttemptRef } from './deadLetter.ts';
 
 export const ActionKindEnum = builder.enumType(ActionKind, {
@@ -17,8 +18,8 @@ export const DeadLetterActionRef = builder.prismaObject('DeadLetterAction', {
     action: t.expose('action', { type: ActionKindEnum }),
     actor: t.exposeString('actor'),
     reason: t.exposeString('reason', { nullable: true }),
-    before: t.expose('before', { type: 'JSON', nullable: true, description: 'For PAYLOAD_EDITED, PAYLOAD_TRANSFORMED and TRANSFORM_UNDONE: `{ payload, status }` before the change (restore `before.payload` to undo an edit); for DELETED: the deleted row.' }),
-    after: t.expose('after', { type: 'JSON', nullable: true, description: 'For PAYLOAD_EDITED, PAYLOAD_TRANSFORMED and TRANSFORM_UNDONE: `{ payload, status }` after the change.' }),
+    before: t.field({ type: 'JSON', nullable: true, resolve: (a, _args, ctx) => exactJson(ctx, 'dead_letter_actions', 'before', a), description: 'For PAYLOAD_EDITED, PAYLOAD_TRANSFORMED and TRANSFORM_UNDONE: `{ payload, status }` before the change (restore `before.payload` to undo an edit); for DELETED: the deleted row.' }),
+    after: t.field({ type: 'JSON', nullable: true, resolve: (a, _args, ctx) => exactJson(ctx, 'dead_letter_actions', 'after', a), description: 'For PAYLOAD_EDITED, PAYLOAD_TRANSFORMED and TRANSFORM_UNDONE: `{ payload, status }` after the change.' }),
     redriveId: t.id({ nullable: true, resolve: (a) => a.redriveId?.toString() ?? null }),
     transformId: t.id({
       nullable: true,

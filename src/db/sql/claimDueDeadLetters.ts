@@ -1,5 +1,6 @@
 import { Prisma, type RetryPolicy } from '../../generated/prisma/client.ts';
 import type { Db } from '../createDb.ts';
+import { parseJsonKeepingNumbers } from '../exactJson.ts';
 import { runSql } from '../runSql.ts';
 import { integerLiteral } from './integerLiteral.ts';
 import { PENDING_TYPES, policyOf, UNFINISHED_STATUSES } from './policyOf.ts';
@@ -346,7 +347,7 @@ function toClaimedDeadLetter(r: ClaimedRow, policy: RetryPolicy): ClaimedDeadLet
     orderingKey: r.ordering_key,
     payloadJson,
     get payload() {
-      parsed ??= { value: JSON.parse(payloadJson) };
+      parsed ??= { value: parseJsonKeepingNumbers(payloadJson) };
       return parsed.value;
     },
     headers: r.headers,

@@ -1,7 +1,7 @@
 // A broker message's body as a dead letter's payload, the same for every bridge kind whose messages
 // carry a content type (RabbitMQ's properties, NATS' headers):
 //  - a JSON content type (or none) whose bytes are UTF-8 JSON stays JSON, every number as it came
-//    (12345678901234567890 is not rounded: domain/exactJson.ts); the same bytes that claimed
+//    (12345678901234567890 is not rounded: db/exactJson.ts); the same bytes that claimed
 //    JSON and are not are kept as bytes and counted as poison (not_utf8 / not_json);
 //  - a UTF-8 text/* body without NUL is { "$text", "contentType" };
 //  - anything else, or an encoded body (content-encoding other than identity), is kept byte-exact
@@ -9,7 +9,7 @@
 //  - a body over the payload cap is refused (too_large): nothing of it is stored.
 // Redrive to source turns $text and $binary back into these bytes (workers/targets/sourceMessage.ts).
 import { MAX_PAYLOAD_BYTES, type RecordDeadLetterInput } from '../../domain/recordInput.ts';
-import { parseJsonKeepingNumbers } from '../../domain/exactJson.ts';
+import { parseJsonKeepingNumbers } from '../../db/exactJson.ts';
 import type { BridgeMessage, PoisonReason } from './bridgeKind.ts';
 
 const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

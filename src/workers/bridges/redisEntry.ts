@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import { ErrorKind } from '../../generated/prisma/enums.ts';
 import { MAX_ERROR_TEXT, MAX_PAYLOAD_BYTES, type RecordDeadLetterInput } from '../../domain/recordInput.ts';
-import { parseJsonKeepingNumbers } from '../../domain/exactJson.ts';
+import { parseJsonKeepingNumbers } from '../../db/exactJson.ts';
 import type { BridgeMessage } from './bridgeKind.ts';
 
 export const DEFAULT_REDIS_EVENT_TYPE = 'redis.entry';

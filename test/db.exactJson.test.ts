@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isKeptNumber, parseJsonKeepingNumbers } from '../src/domain/exactJson.ts';
+import { isKeptNumber, parseJsonKeepingNumbers } from '../src/db/exactJson.ts';
 import { isDeeperThan } from '../src/domain/recordInput.ts';
 
 describe('parseJsonKeepingNumbers', () => {
@@ -20,5 +20,18 @@ describe('parseJsonKeepingNumbers', () => {
   it('counts a kept number as a leaf of the document, as the number it is', () => {
     expect(isDeeperThan(parseJsonKeepingNumbers('{"a":{"b":12345678901234567890}}'), 2)).toBe(false);
     expect(isDeeperThan(parseJsonKeepingNumbers('{"a":{"b":12345678901234567890}}'), 1)).toBe(true);
+  });
+});
+
+describe('parseJsonKeepingNumbers, which text it parses without a reviver', () => {
+  it('keeps numbers at the start of the text, after a key, in a list and after spaces, as jsonb prints them', () => {
+    for (const text of ['12345678901234567890', '{"a": 12345678901234567890}', '[1, -12345678901234567890]', '{"a": [2.5e400]}', '{"a":1E-400}']) {
+      expect(JSON.stringify(parseJsonKeepingNumbers(text))).toBe(text.replace(/ /g, ''));
+    }
+  });
+
+  it('takes hex ids and long digit runs inside strings as the strings they are', () => {
+    const text = '{"id":"9b1deb4d-3b7d-4bad-9bdd-2b0d7b3dcb6d","hex":"ab3e45","card":"4111111111111111","e":"1e5"}';
+    expect(parseJsonKeepingNumbers(text)).toEqual(JSON.parse(text));
   });
 });
