@@ -73,6 +73,14 @@ describe('lazarus CLI', () => {
     expect(missing.stderr).toMatch(/NOT_FOUND/);
   });
 
+  it('prints a number a double cannot carry as stored', async () => {
+    const { rows: [row] } = await t.handle.pool.query(`insert into dead_letters (event_type, payload) values ('order.placed', '{"id": 12345678901234567890}') returning id`);
+    const shown = await cli(['--json', 'show', String(row.id)]);
+
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain('"id": 12345678901234567890');
+  });
+
   it('shows each attempt with its failure kind, why it was the last, and the start of the receiver’s answer', async () => {
     const row = await insertDeadLetter(t.db, { status: 'EXHAUSTED' });
     await t.db.deliveryAttempt.create({

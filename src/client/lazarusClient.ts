@@ -10,6 +10,7 @@
 // our own earlier attempt, so it is reported as created. Expected failures (validation, auth)
 // are thrown as LazarusError at once, never retried.
 import { randomUUID } from 'node:crypto';
+import { parseJsonKeepingNumbers } from '../db/exactJson.ts';
 
 export type ErrorKind = 'DOWNSTREAM_API' | 'TIMEOUT' | 'VALIDATION' | 'SCHEMA_MISMATCH' | 'CRASH' | 'UNKNOWN';
 
@@ -180,7 +181,8 @@ export class LazarusClient {
     }
     if (response.status === 429 || response.status >= 500) throw new RetryableError(`HTTP ${response.status}`);
     try {
-      return { status: response.status, body: (await response.json()) as GraphQLBody };
+      // Numbers a double cannot carry (12345678901234567890) stay exact, on Node 22 and later.
+      return { status: response.status, body: parseJsonKeepingNumbers(await response.text()) as GraphQLBody };
     } catch (error) {
       throw new RetryableError(`unreadable response (HTTP ${response.status})`, { cause: error });
     }
