@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { Prisma } from '../src/generated/prisma/client.ts';
 import { createDb } from '../src/db/createDb.ts';
-import { runSql } from '../src/db/runSql.ts';
+import { isExactJson, runSql } from '../src/db/runSql.ts';
 import { useTestDatabase } from './helpers/db.ts';
 
 const t = useTestDatabase();
@@ -19,6 +19,17 @@ const TYPES = Prisma.sql`
          gen_random_uuid()::text as u`;
 
 describe('runSql', () => {
+  it('reads json with every number as stored, and tells what it read from what Prisma parsed', async () => {
+    const sql = Prisma.sql`select '{"id": 12345678901234567890, "n": 0.1000000000000000055511151231257827}'::jsonb as jb`;
+    const [viaPool] = await runSql<{ jb: object }>(t.db, sql);
+    const [viaPrisma] = await t.db.$queryRaw<{ jb: object }[]>(sql);
+
+    expect(JSON.stringify(viaPool!.jb)).toBe('{"n":0.1000000000000000055511151231257827,"id":12345678901234567890}');
+    expect(JSON.stringify(viaPrisma!.jb)).toBe('{"n":0.1,"id":12345678901234567000}');
+    expect(isExactJson({ ...viaPool }.jb)).toBe(true);
+    expect(isExactJson(viaPrisma!.jb)).toBe(false);
+  });
+
   it('returns the values Prisma $queryRaw returns for the same statement', async () => {
     const [viaPool] = await runSql<Record<string, unknown>>(t.db, TYPES);
     const [viaPrisma] = await t.db.$queryRaw<Record<string, unknown>[]>(TYPES);

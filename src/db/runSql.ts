@@ -23,7 +23,7 @@ export interface RunSqlOptions {
  * Runs `sql` and returns its rows, typed as Prisma's `$queryRaw` types them: int8 and oid as
  * bigint, numeric as Prisma.Decimal, date and timestamp (read as UTC) and timestamptz as Date, json
  * parsed, int4 and float8 as number. On the pool, json keeps the numbers a double cannot carry
- * (parseJsonKeepingNumbers), and hasExactJson tells such rows from those Prisma parsed.
+ * (parseJsonKeepingNumbers), and isExactJson tells such values from those Prisma parsed.
  *
  * On a Db made by createDb it runs on that Db's pg pool: Prisma's raw-query path re-encodes every
  * parameter and result value (a 500-event batch is ~1.5 MB of JSON text), ~12% of ingest time in
@@ -36,17 +36,23 @@ export async function runSql<R>(db: Db | DbTx, sql: Prisma.Sql, options?: RunSql
   if (!entry) return db.$queryRaw<R[]>(sql);
   const name = options?.name && entry.preparedStatements ? `lazarus_${options.name}` : undefined;
   const result = await entry.pool.query({ name, text: sql.text, values: sql.values as unknown[], types: PRISMA_TYPES });
-  if (result.fields.some((f) => f.dataTypeID === OID.JSON || f.dataTypeID === OID.JSONB)) for (const row of result.rows) exactRows.add(row);
   return result.rows as R[];
 }
 
-const exactRows = new WeakSet<object>();
+// The objects and arrays runSql parsed from json: a copy of a row still holds them.
+const exactValues = new WeakSet<object>();
+
+function parseExactJson(text: string): unknown {
+  const value = parseJsonKeepingNumbers(text);
+  if (value !== null && typeof value === 'object') exactValues.add(value);
+  return value;
+}
 
 /**
- * Whether `row` came from runSql on a pool, its json read with every number as stored. Prisma's
- * model API (and `$queryRaw`) parse json with JSON.parse, which rounds 12345678901234567890.
+ * Whether `value` (an object or array) is json runSql read on a pool, with every number as stored.
+ * Prisma's model API (and `$queryRaw`) parse json with JSON.parse, which rounds 12345678901234567890.
  */
-export const hasExactJson = (row: object): boolean => exactRows.has(row);
+export const isExactJson = (value: object): boolean => exactValues.has(value);
 
 // pg's parsers where they differ from what $queryRaw returns; every other type keeps pg's own
 // (timestamptz included: pg reads the offset PostgreSQL sends, whatever the session's TimeZone).
@@ -59,8 +65,8 @@ const PARSERS: Record<number, (text: string) => unknown> = {
   [OID.OID]: BigInt,
   [OID.NUMERIC]: (text) => new Prisma.Decimal(text),
   // A number a double cannot carry stays as its text, and JSON.stringify prints it back exactly.
-  [OID.JSON]: parseJsonKeepingNumbers,
-  [OID.JSONB]: parseJsonKeepingNumbers,
+  [OID.JSON]: parseExactJson,
+  [OID.JSONB]: parseExactJson,
   [OID.DATE]: (text) => new Date(text),
   [OID.TIMESTAMP]: (text) => new Date(`${text.replace(' ', 'T')}+00:00`),
   [OID.INT8_ARRAY]: arrayOf(BigInt),

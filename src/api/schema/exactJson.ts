@@ -1,5 +1,5 @@
 import DataLoader from 'dataloader';
-import { hasExactJson, readExactJson, type ExactJsonColumn, type ExactJsonTable } from '../../reads/exactJson.ts';
+import { isExactJson, readExactJson, type ExactJsonColumn, type ExactJsonTable } from '../../reads/exactJson.ts';
 import type { GraphQLContext } from './builder.ts';
 
 // Pages come from hand-written SQL, whose json keeps numbers a double cannot carry; a row read
@@ -13,7 +13,7 @@ export function exactJson<T extends ExactJsonTable>(
   ctx: GraphQLContext, table: T, column: ExactJsonColumn<T>, row: { id: bigint },
 ): unknown {
   const value = (row as unknown as Record<string, unknown>)[column];
-  if (value === null || value === undefined || hasExactJson(row) || !hasNumber(value)) return value;
+  if (value === null || value === undefined || !hasNumber(value) || (typeof value === 'object' && isExactJson(value))) return value;
   let byColumn = loaders.get(ctx);
   if (!byColumn) loaders.set(ctx, (byColumn = new Map()));
   const key = `${table}.${column}`;
