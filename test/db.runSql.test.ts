@@ -26,7 +26,7 @@ describe('runSql', () => {
 
     expect(JSON.stringify(viaPool!.jb)).toBe('{"n":0.1000000000000000055511151231257827,"id":12345678901234567890}');
     expect(JSON.stringify(viaPrisma!.jb)).toBe('{"n":0.1,"id":12345678901234567000}');
-    expect(isExactJson({ ...viaPool }.jb)).toBe(true);
+    expect(isExactJson({ ...viaPool! }.jb)).toBe(true);
     expect(isExactJson(viaPrisma!.jb)).toBe(false);
   });
 

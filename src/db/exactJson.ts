@@ -2,16 +2,27 @@
 // 0.1000000000000000055511151231257827 to 0.1. PostgreSQL's jsonb keeps them exactly, so whatever
 // reads JSON into JavaScript on its way to or from the table must either keep them or refuse them.
 
-// The most significant digits a double carries exactly through decimal text (DBL_DIG).
-const EXACT_DIGITS = 15;
-
-/** Whether the number `value`, parsed from JSON `source`, is the number `source` says. */
+/**
+ * Whether the number `value`, parsed from JSON `source`, is the number `source` says: whether the
+ * shortest text of the double (what JSON.stringify prints) has the same decimal value. A ratio
+ * such as 0.9837133550488599 (16 digits) comes back as it went; 12345678901234567890 does not.
+ */
 export function isExactNumber(source: string, value: number): boolean {
   if (!Number.isFinite(value)) return false;
-  const mantissa = source.replace(/^-/, '').replace(/[eE].*$/, '').replace('.', '');
-  const digits = mantissa.replace(/^0+/, '').replace(/0+$/, '');
-  if (digits.length > EXACT_DIGITS) return false;
-  return !(value === 0 && digits.length > 0); // underflow to 0
+  const a = decimalOf(source);
+  const b = decimalOf(String(value));
+  return a !== undefined && b !== undefined && a.negative === b.negative && a.digits === b.digits && a.exponent === b.exponent;
+}
+
+// A decimal as sign, significant digits and the power of ten of the last one; zero has no digits.
+function decimalOf(text: string): { negative: boolean; digits: string; exponent: number } | undefined {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!m) return undefined;
+  const fraction = m[3] ?? '';
+  const all = (m[2]! + fraction).replace(/^0+/, '');
+  const digits = all.replace(/0+$/, '');
+  if (digits === '') return { negative: false, digits: '', exponent: 0 };
+  return { negative: m[1] === '-', digits, exponent: Number(m[4] ?? 0) - fraction.length + (all.length - digits.length) };
 }
 
 // Text that may hold such a number: where a JSON value can start (the text's start, or after `:`, `,`
