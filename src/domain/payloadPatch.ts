@@ -118,7 +118,7 @@ export type PatchOutcome =
 
 /**
  * Applies the patch to one stored payload, given as PostgreSQL's `payload::text`. A payload with a
- * number that a JavaScript double cannot carry exactly (more than 15 significant digits) fails
+ * number that a JavaScript double cannot carry exactly (db/exactJson.ts, isExactNumber) fails
  * instead of being rewritten with a rounded value. Only the result's text is kept, so a batch
  * holds one string per changed event, never its parsed objects.
  */
