@@ -115,21 +115,35 @@ export function createChangeFeed(deps: ChangeFeedDeps): ChangeFeed {
     const bound = reads.filter((r) => r.rows.length === batchSize).map((r) => stampOf(r.rows.at(-1)!)).sort(compareCursors)[0];
     const keep = <T extends { changeXid: string; changeId: bigint }>(rows: T[] = []) =>
       rows.filter((row) => BigInt(row.changeXid) < horizon && (!bound || compareCursors(stampOf(row), bound) <= 0));
-    return { letters: keep(letters?.rows), removed: keep(removed?.rows), attempts: keep(attempts?.rows), groups: keep(groups?.rows), more: bound !== undefined };
+    return { letters: keep(letters?.rows), removed: keep(removed?.rows), attempts: keep(attempts?.rows), groups: keep(groups?.rows), more: bound !== undefined, horizon };
   };
 
-  /** One kind of change after `after`, a batch at a time, until caught up (a cursor subscription's replay). */
+  /**
+   * One kind of change after `after`, a batch at a time, until caught up (a cursor subscription's
+   * replay). The subscriber already takes the live batches, which start at the feed's cursor now,
+   * so the replay goes on until a read has seen past that cursor. A read's horizon can be below it
+   * for a moment: the horizon counts as this database's any transaction it cannot place, such as
+   * one in another database that ended between the snapshot and the look at pg_stat_activity. A
+   * replay that stopped at such a read left a gap (CI saw a resumed subscriber get nothing).
+   */
   async function* replay<E extends { cursor: ChangeCursor }>(
     after: ChangeCursor, parts: Parameters<typeof readBatch>[1], toEvents: (batch: Awaited<ReturnType<typeof readBatch>>) => E[],
   ): AsyncGenerator<E[]> {
+    const until = cursor;
     let from = after;
-    for (;;) {
+    for (let waitMs = CHASE_MIN_MS; ; ) {
       const batch = await readBatch(from, parts);
       const events = toEvents(batch);
-      if (events.length === 0) return;
-      yield events;
-      from = events.at(-1)!.cursor;
-      if (!batch.more) return;
+      if (events.length > 0) {
+        yield events;
+        from = events.at(-1)!.cursor;
+        waitMs = CHASE_MIN_MS;
+        if (batch.more) continue;
+      }
+      // Everything below the horizon is in: done once that reaches the cursor the live batches start after.
+      if (compareCursors({ xid: batch.horizon, changeId: 0n }, until) >= 0 || !running) return;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+      waitMs = Math.min(waitMs * 2, CHASE_MAX_MS);
     }
   }
 
