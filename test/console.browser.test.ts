@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../src/config.ts';
 import { startService, type RunningService } from '../src/service.ts';
-import { axeViolations, screenshot } from './helpers/browser.ts';
+import { axeViolations, replaceEditorText, screenshot } from './helpers/browser.ts';
 import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 import { insertDeadLetter } from './helpers/factories.ts';
@@ -72,9 +72,7 @@ describe('console', () => {
     await page.getByRole('button', { name: 'Edit payload' }).click();
     const editor = page.getByTestId('payload-editor').locator('.cm-merge-b .cm-content');
     await editor.waitFor();
-    await editor.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText('{"orderId": 7, "amount": 20}');
+    await replaceEditorText(editor, '{"orderId": 7, "amount": 20}');
     await page.getByTestId('diff').getByText('/amount').waitFor();
     expect(await page.getByTestId('diff').innerText()).toMatch(/replace\s+\/amount\s+→\s+20/);
     await screenshot(page, 'payload-edit');
@@ -101,9 +99,7 @@ describe('console', () => {
     await page.getByRole('button', { name: 'Edit payload' }).click();
     const editor = page.getByTestId('payload-editor').locator('.cm-merge-b .cm-content');
     await editor.waitFor();
-    await editor.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText('{"id": 12345678901234567890, "amount": 20, "ref": 98765432109876543210}');
+    await replaceEditorText(editor, '{"id": 12345678901234567890, "amount": 20, "ref": 98765432109876543210}');
     await page.getByTestId('diff').getByText('/ref').waitFor();
     expect(await page.getByTestId('diff').innerText()).not.toMatch(/\/id/);
     await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -150,11 +146,7 @@ describe('console', () => {
     await page.getByLabel('Transform payloads').check();
     const editor = page.getByTestId('patch-editor').locator('.cm-content');
     await editor.waitFor();
-    const typePatch = async (text: string) => {
-      await editor.click();
-      await page.keyboard.press('Control+A');
-      await page.keyboard.insertText(text);
-    };
+    const typePatch = (text: string) => replaceEditorText(editor, text);
 
     // A patch that does not apply: the failures by reason, and no way to apply it.
     await typePatch('[{"op": "remove", "path": "/legacy"}]');
@@ -195,9 +187,7 @@ describe('console', () => {
     await page.getByRole('button', { name: /Act on all 1,200 matching/ }).click();
     await page.getByLabel('Transform payloads').check();
     const editor = page.getByTestId('patch-editor').locator('.cm-content');
-    await editor.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText('[{"op": "add", "path": "/tags/-", "value": "fixed"}]');
+    await replaceEditorText(editor, '[{"op": "add", "path": "/tags/-", "value": "fixed"}]');
     await page.getByRole('button', { name: 'Preview transform' }).click();
     await page.getByRole('button', { name: 'Apply to 1,200' }).click();
     // RUNNING when the mutation returns (more than one batch); the view follows it to APPLIED.

@@ -2,7 +2,7 @@
 // headless Chromium with a real mouse, against the real service (whose folder keeps the error
 // groups) on a real PostgreSQL. What the page claims is checked in the database.
 import { describe, expect, it } from 'vitest';
-import { axeViolations } from './helpers/browser.ts';
+import { axeViolations, replaceEditorText } from './helpers/browser.ts';
 import { useConsole } from './helpers/console.ts';
 import { useTestDatabase } from './helpers/db.ts';
 
@@ -79,9 +79,7 @@ describe('console, on call', () => {
     await page.getByRole('button', { name: /Act on all 3 matching/ }).click();
     await page.getByLabel('Transform payloads').check();
     const editor = page.getByTestId('patch-editor').locator('.cm-content');
-    await editor.click();
-    await page.keyboard.press('Control+A');
-    await page.keyboard.insertText('[{"op": "add", "path": "/currency", "value": "EUR"}]');
+    await replaceEditorText(editor, '[{"op": "add", "path": "/currency", "value": "EUR"}]');
     await page.getByRole('button', { name: 'Preview transform' }).click();
 
     const warning = page.getByTestId('transform-finished');

@@ -7,14 +7,13 @@ import { parseJsonKeepingNumbers } from '../reads/exactJson.ts';
 
 export function useExactJsonBody(): Plugin {
   return {
-    onRequestParse({ request, requestParser, setRequestParser }) {
-      if (!requestParser || request.method !== 'POST' || !/json/i.test(request.headers.get('content-type') ?? '')) return;
-      setRequestParser((req) => requestParser(withExactJson(req)));
+    onRequestParse({ requestParser, setRequestParser }) {
+      if (requestParser) setRequestParser((req) => requestParser(withExactJson(req)));
     },
   };
 }
 
-// The parser Yoga chose (its JSON one, for these requests) calls `json()`; everything else is the request's own.
+// Of the parsers Yoga chooses from, only the one for JSON bodies calls `json()`; everything else is the request's own.
 function withExactJson(request: Request): Request {
   return new Proxy(request, {
     get(target, key) {

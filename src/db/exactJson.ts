@@ -33,11 +33,11 @@ const MAYBE_INEXACT = /(?:^|[:,[])\s*-?(?:\d(?:\.?\d){15}|\d+(?:\.\d+)?[eE])/;
 
 const { rawJSON: rawJson, isRawJSON } = JSON as unknown as { rawJSON(text: string): unknown; isRawJSON(value: unknown): boolean };
 
+// `value`, parsed from `source`, where a double carries it, else `source` kept as it is.
+const kept = (source: string, value: number): unknown => (isExactNumber(source, value) ? value : rawJson(source));
+
 /** The JSON number `source` as a number where a double carries it, else kept as its text. */
-export function numberKeptExact(source: string): unknown {
-  const value = Number(source);
-  return isExactNumber(source, value) ? value : rawJson(source);
-}
+export const numberKeptExact = (source: string): unknown => kept(source, Number(source));
 
 /** A number parseJsonKeepingNumbers kept as its text: a leaf of the document, though an object to JavaScript. */
 export const isKeptNumber = (value: unknown): boolean => isRawJSON(value);
@@ -50,5 +50,5 @@ export const isKeptNumber = (value: unknown): boolean => isRawJSON(value);
 export function parseJsonKeepingNumbers(text: string): unknown {
   if (!MAYBE_INEXACT.test(text)) return JSON.parse(text);
   return JSON.parse(text, (_key, value: unknown, context?: { source?: string }) =>
-    typeof value === 'number' && context?.source !== undefined && !isExactNumber(context.source, value) ? rawJson(context.source) : value);
+    typeof value === 'number' && context?.source !== undefined ? kept(context.source, value) : value);
 }

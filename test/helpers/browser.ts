@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { DEFAULT_CHROMIUM_PATH } from './planChromium.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? DEFAULT_CHROMIUM_PATH;
@@ -36,3 +36,10 @@ export async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 export const VIEWPORT = { width: 1440, height: 900 };
+
+/** Replaces all the text of a CodeMirror editor as a person would: click into it, select all, type. */
+export async function replaceEditorText(editor: Locator, text: string): Promise<void> {
+  await editor.click();
+  await editor.page().keyboard.press('Control+A');
+  await editor.page().keyboard.insertText(text);
+}
